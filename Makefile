@@ -1,0 +1,33 @@
+# pgstudio: `make demo` and `make test` work on a fresh clone with only Python 3.11+ installed.
+PY ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+EXTRAS ?= dev,render,studio,nvrtc
+STAMP := $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
+comma := ,
+
+.PHONY: demo test test-gpu lab bench install clean
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e ".[$(EXTRAS)]"
+	@touch $(STAMP)
+
+install: $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/pgstudio demo
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q
+
+# On a machine with an NVIDIA GPU: the GPU tests too (they skip elsewhere).
+test-gpu:
+	$(MAKE) EXTRAS=dev,render,studio,gpu test
+
+lab: $(STAMP)
+	$(BIN)/jupyter lab notebooks/
+
+clean:
+	rm -rf $(VENV) pgstudio-demo .pytest_cache

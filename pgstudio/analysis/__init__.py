@@ -1,0 +1,12 @@
+"""What a design MEANS: pure functions of a Design.  Standard library only."""
+
+from .allocator import BarrierAllocator, SmemAllocator
+from .diagnostics import Diagnostic, Report, Severity
+from .layout import SMEM_CAPACITY, BarrierLayout, BarrierSet, SmemLayout, Slot, barrier_layout, smem_layout
+from .protocol import PROTOCOL, Action
+from .rules import RULES
+from .validate import validate
+
+__all__ = ["Action", "BarrierAllocator", "BarrierLayout", "BarrierSet", "Diagnostic", "PROTOCOL", "RULES", "Report",
+           "SMEM_CAPACITY", "Severity", "Slot", "SmemAllocator", "SmemLayout", "barrier_layout", "smem_layout",
+           "validate"]

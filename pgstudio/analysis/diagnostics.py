@@ -1,0 +1,67 @@
+"""Diagnostics as data, and the Report that ``Design.validate()`` returns."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from html import escape
+from typing import Any, Iterable
+
+from ..errors import DesignError, ScheduleError
+from ..model.diagnostic import Diagnostic, Severity, error, warning
+
+__all__ = ["Diagnostic", "Severity", "Report", "error", "warning"]
+
+
+@dataclass(frozen=True)
+class Report:
+    """Every diagnostic of one design, in rule-table order (errors first within a rule)."""
+
+    design: str
+    diagnostics: tuple[Diagnostic, ...] = ()
+    verdict: Any = None  # the exhaustive checker's verdict, when it ran
+
+    @property
+    def errors(self) -> tuple[Diagnostic, ...]:
+        return tuple(d for d in self.diagnostics if d.severity is Severity.ERROR)
+
+    @property
+    def warnings(self) -> tuple[Diagnostic, ...]:
+        return tuple(d for d in self.diagnostics if d.severity is Severity.WARNING)
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    def codes(self) -> list[str]:
+        return [d.code for d in self.diagnostics]
+
+    def about(self, element: str) -> tuple[Diagnostic, ...]:
+        """Diagnostics that name ``element`` (a resource, group or task) in ``where``."""
+        return tuple(d for d in self.diagnostics if element in d.where)
+
+    def raise_if_errors(self) -> None:
+        """Raise the first error (``ScheduleError`` for schedule rules)."""
+        for d in self.errors:
+            exc = ScheduleError if d.code.startswith("schedule.") else DesignError
+            raise exc(d.message, code=d.code, hint=d.hint)
+
+    def __bool__(self) -> bool:
+        return self.ok
+
+    def __str__(self) -> str:
+        head = f"design {self.design!r}: {len(self.errors)} error(s), {len(self.warnings)} warning(s)"
+        lines = [head] + [f"  {d}" for d in self.diagnostics]
+        if self.verdict is not None:
+            lines.append(f"  checker: {self.verdict.summary() if hasattr(self.verdict, 'summary') else self.verdict}")
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        colour = {"error": "#c0392b", "warning": "#b9770e", "info": "#2e86c1"}
+        rows = "".join(
+            f"<tr><td style='color:{colour[d.severity.value]}'>{d.severity}</td><td><code>{escape(d.code)}</code></td>"
+            f"<td>{escape(d.message)}</td><td>{escape(', '.join(d.where))}</td><td>{escape(d.hint)}</td></tr>"
+            for d in self.diagnostics)
+        status = "valid" if self.ok else f"{len(self.errors)} error(s)"
+        body = (f"<table><tr><th>severity</th><th>code</th><th>message</th><th>where</th><th>fix</th></tr>{rows}</table>"
+                if rows else "<p>no problems found</p>")
+        return f"<div><b>design {escape(self.design)}: {status}</b>{body}</div>"

@@ -1,0 +1,303 @@
+"""Barrier layout and shared-memory layout (semantics.md section 4).
+
+A barrier is one 8-byte mbarrier slot.  Slots come in sets of S (one per stage), in this order::
+
+    ungrouped   [full x S][empty x S]
+    Merge       [full_0 x S] .. [full_{N-1} x S][shared_empty x S]          (N+1)S
+    Fork        [shared_full x S][empty_0 x S] .. [empty_{N-1} x S]         (N+1)S
+    FusedMerge  [shared_full x S][shared_empty x S]                         2S
+
+Init counts and tx bytes come from the protocol table: a set's init count is the sum of the
+declared cooperative-group thread counts of the sides that arrive on it (a shared set on the
+collapsed side counts the one common group once), and its tx bytes the bytes the table expects.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Sequence
+
+from ..model.design import Design
+from ..model.group import PipelineGroup, PipelineGroupMode
+from ..model.resource import Memory, Resource
+from .protocol import arrives_on, expects_tx
+
+#: Bytes of one mbarrier.
+BARRIER_BYTES = 8
+#: Shared memory a block may use on H100 / H200 with the opt-in limit.
+SMEM_CAPACITY = 232448
+#: Data buffers are aligned for 128-byte-swizzled TMA tiles.
+DATA_ALIGN = 1024
+
+SIDE_OF_ROLE = {"full": "producer", "empty": "consumer"}
+
+
+@dataclass(frozen=True)
+class BarrierSet:
+    """S slots that one barrier role of a resource or group uses, one per stage."""
+
+    name: str  # unique in a design: "<owner>.<label>"
+    owner: str  # resource or group name
+    label: str  # full / empty / full_0 / shared_empty ...
+    role: str  # "full" or "empty"
+    members: tuple[str, ...]  # resources that signal / wait through it
+    stages: int
+    first: int  # index of its stage-0 slot
+    init_count: int
+    tx_bytes: int
+    shared: bool = False
+    arrivers: tuple[str, ...] = ()  # tasks that arrive (filled for a design)
+    waiters: tuple[str, ...] = ()  # tasks that wait
+
+
+@dataclass(frozen=True)
+class Slot:
+    """One mbarrier in shared-memory order."""
+
+    index: int
+    barrier: str  # the set's label: "full", "empty", "full_0", "shared_empty", ...
+    owner: str
+    stage: int
+    offset: int  # bytes from the start of barrier storage
+    arrive_count: int
+    tx_bytes: int
+    set: str  # BarrierSet.name
+
+
+@dataclass(frozen=True)
+class BarrierLayout:
+    """The mbarrier slots of a group, a resource or a whole design, in shared-memory order."""
+
+    slots: tuple[Slot, ...]
+    sets: tuple[BarrierSet, ...]
+
+    @property
+    def num_barriers(self) -> int:
+        return len(self.slots)
+
+    @property
+    def num_bytes(self) -> int:
+        return self.num_barriers * BARRIER_BYTES
+
+    def set_for(self, resource: str, role: str) -> BarrierSet:
+        """The set through which ``resource``'s ``role`` ("full"/"empty") barrier is reached."""
+        for s in self.sets:
+            if s.role == role and resource in s.members:
+                return s
+        raise KeyError(f"no {role} barrier for resource {resource!r}")
+
+    def slot(self, set_name: str, stage: int) -> Slot:
+        for s in self.sets:
+            if s.name == set_name:
+                return self.slots[s.first + stage]
+        raise KeyError(set_name)
+
+    def table(self) -> str:
+        """A text table, one row per set: what a TS user would print, with offsets."""
+        rows = [("set", "slots", "offsets", "arrive", "tx bytes", "arrivers", "waiters")]
+        for s in self.sets:
+            lo = self.slots[s.first].offset
+            hi = self.slots[s.first + s.stages - 1].offset
+            rows.append((s.name, f"{s.first}..{s.first + s.stages - 1}", f"{lo}..{hi}", str(s.init_count),
+                         str(s.tx_bytes), ",".join(s.arrivers) or "-", ",".join(s.waiters) or "-"))
+        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+        lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+        lines.insert(1, "  ".join("-" * w for w in widths))
+        lines.append(f"{self.num_barriers} barriers, {self.num_bytes} bytes")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.table()
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        from .display import layout_bundle
+        return layout_bundle(self)
+
+
+# -- building ------------------------------------------------------------------------------------
+
+def _own_sets(r: Resource, first: int) -> list[BarrierSet]:
+    cfg = r.pipeline_config
+    out = []
+    for role in ("full", "empty"):
+        side = SIDE_OF_ROLE[role]
+        kind = cfg.pipeline_type.kind(side)
+        count = cfg.arrive_count(side) if arrives_on(role, side, kind) else 0
+        tx = cfg.num_bytes if role == "full" and expects_tx(kind) else 0
+        out.append(BarrierSet(f"{r.name}.{role}", r.name, role, role, (r.name,), cfg.num_stages,
+                              first + len(out) * cfg.num_stages, count, tx))
+    return out
+
+
+def _group_sets(g: PipelineGroup, first: int) -> list[BarrierSet]:
+    mode = g.mode
+    members = [m for m in g.members if m.pipeline_config is not None]
+    if not members:
+        return []
+    stages = members[0].pipeline_config.num_stages
+    merged = g.merged_config
+    out: list[BarrierSet] = []
+    for role in ("full", "empty"):
+        side = SIDE_OF_ROLE[role]
+        if role in mode.shared_barriers:
+            if side == mode.collapsed_side:  # one task drives it: the common group counts once
+                cfg = members[0].pipeline_config
+                count = cfg.arrive_count(side) if arrives_on(role, side, cfg.pipeline_type.kind(side)) else 0
+            else:  # FusedMerge full: every producer arrives on the shared storage
+                count = sum(m.pipeline_config.arrive_count(side) for m in members
+                            if arrives_on(role, side, m.pipeline_config.pipeline_type.kind(side)))
+            tx = 0
+            if role == "full":
+                tma = [m for m in members if expects_tx(m.pipeline_config.producer_kind)]
+                if mode is PipelineGroupMode.Fork:
+                    tx = merged.num_bytes if tma else 0
+                else:
+                    tx = sum(m.pipeline_config.num_bytes for m in tma)
+            out.append(BarrierSet(f"{g.name}.shared_{role}", g.name, f"shared_{role}", role,
+                                  tuple(m.name for m in members), stages, first + len(out) * stages, count, tx, True))
+        else:
+            for i, m in enumerate(members):
+                cfg = m.pipeline_config
+                kind = cfg.pipeline_type.kind(side)
+                count = cfg.arrive_count(side) if arrives_on(role, side, kind) else 0
+                tx = cfg.num_bytes if role == "full" and expects_tx(kind) else 0
+                out.append(BarrierSet(f"{g.name}.{role}_{i}", g.name, f"{role}_{i}", role, (m.name,), stages,
+                                      first + len(out) * stages, count, tx))
+    return out
+
+
+def _slots(sets: Sequence[BarrierSet]) -> tuple[Slot, ...]:
+    slots = []
+    for s in sets:
+        for stage in range(s.stages):
+            idx = s.first + stage
+            slots.append(Slot(idx, s.label, s.owner, stage, idx * BARRIER_BYTES, s.init_count, s.tx_bytes, s.name))
+    return tuple(sorted(slots, key=lambda sl: sl.index))
+
+
+def _with_tasks(sets: list[BarrierSet], design: Design) -> list[BarrierSet]:
+    out = []
+    for s in sets:
+        producers = tuple(dict.fromkeys(t.name for m in s.members for t in design.producers(m)))
+        consumers = tuple(dict.fromkeys(t.name for m in s.members for t in design.consumers(m)))
+        arrivers, waiters = (producers, consumers) if s.role == "full" else (consumers, producers)
+        out.append(BarrierSet(**{**s.__dict__, "arrivers": arrivers, "waiters": waiters}))
+    return out
+
+
+def design_sets(design: Design) -> list[BarrierSet]:
+    """Every barrier set of a design: resources in order, a group at its first member."""
+    sets: list[BarrierSet] = []
+    done: set[str] = set()
+    first = 0
+    for r in design.resources:
+        if r.pipeline_config is None:
+            continue
+        g = design.group_of(r.name)
+        if g is not None:
+            if g.name in done:
+                continue
+            done.add(g.name)
+            new = _group_sets(g, first)
+        else:
+            new = _own_sets(r, first)
+        sets.extend(new)
+        first += sum(s.stages for s in new)
+    return _with_tasks(sets, design)
+
+
+def barrier_layout(x: Any) -> BarrierLayout:
+    """The layout of a ``PipelineGroup``, an ungrouped pipelined resource, or a ``Design``."""
+    if isinstance(x, Design):
+        sets = design_sets(x)
+    elif isinstance(x, PipelineGroup):
+        sets = _group_sets(x, 0)
+    elif isinstance(x, Resource):
+        if x.pipeline_config is None:
+            raise ValueError(f"resource {x.name!r} has no pipeline_config, so it has no barriers")
+        sets = _own_sets(x, 0)
+    else:
+        raise TypeError(f"barrier_layout() takes a Design, PipelineGroup or pipelined resource, got {type(x).__name__}")
+    return BarrierLayout(_slots(sets), tuple(sets))
+
+
+# -- shared memory ---------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Buffer:
+    resource: str
+    offset: int
+    stage_bytes: int
+    stages: int
+    alias_of: str | None = None
+
+    @property
+    def num_bytes(self) -> int:
+        return self.stage_bytes * self.stages
+
+
+@dataclass(frozen=True)
+class SmemLayout:
+    """Data buffers then barrier storage, against the per-block capacity."""
+
+    buffers: tuple[Buffer, ...]
+    data_bytes: int
+    barrier_offset: int
+    barrier_bytes: int
+    capacity: int = SMEM_CAPACITY
+    tmem_bytes: int = 0
+
+    @property
+    def total_bytes(self) -> int:
+        return self.barrier_offset + self.barrier_bytes
+
+    @property
+    def fits(self) -> bool:
+        return self.total_bytes <= self.capacity
+
+    def buffer(self, resource: str) -> Buffer:
+        for b in self.buffers:
+            if b.resource == resource:
+                return b
+        raise KeyError(resource)
+
+    def report(self) -> str:
+        pct = 100.0 * self.total_bytes / self.capacity
+        return (f"smem: data {self.data_bytes} B + barriers {self.barrier_bytes} B = {self.total_bytes} B "
+                f"of {self.capacity} B ({pct:.1f}%){'' if self.fits else '  DOES NOT FIT'}")
+
+    def __str__(self) -> str:
+        return self.report()
+
+
+def _align(n: int, a: int) -> int:
+    return (n + a - 1) // a * a
+
+
+def smem_layout(design: Design, capacity: int = SMEM_CAPACITY) -> SmemLayout:
+    buffers: list[Buffer] = []
+    placed: dict[str, Buffer] = {}
+    offset = 0
+    tmem = 0
+    for r in design.resources:
+        cfg = r.pipeline_config
+        if cfg is None:
+            continue
+        if r.memory is Memory.TMEM:
+            tmem += cfg.num_bytes * cfg.num_stages
+            continue
+        if r.memory is not Memory.SMEM:
+            continue
+        if r.aliases and r.aliases in placed:
+            root = placed[r.aliases]
+            buf = Buffer(r.name, root.offset, cfg.num_bytes, cfg.num_stages, r.aliases)
+        else:
+            offset = _align(offset, DATA_ALIGN)
+            buf = Buffer(r.name, offset, cfg.num_bytes, cfg.num_stages)
+            offset += buf.num_bytes
+        placed[r.name] = buf
+        buffers.append(buf)
+    data = offset
+    bar_off = _align(data, 16)
+    nbar = sum(s.stages for s in design_sets(design))
+    return SmemLayout(tuple(buffers), data, bar_off, nbar * BARRIER_BYTES, capacity, tmem)

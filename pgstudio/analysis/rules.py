@@ -1,0 +1,283 @@
+"""Every design rule, as one small function each, registered in ONE ordered table (``RULES``).
+
+``validate(design)`` runs the table and collects every diagnostic.  Construction-time rules of
+groups, configs and schedules are the model's own functions (``check_group``, ``check_config``,
+``check_schedule``), registered here too, so the API raises and the studio reports from the same
+code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Iterator
+
+from ..model.config import check_config
+from ..model.design import Design
+from ..model.diagnostic import Diagnostic, error, warning
+from ..model.group_rules import check_group
+from ..model.kinds import OpKind
+from ..model.names import name_problem
+from ..model.resource import COMPUTE_OPS, DTYPES, Memory
+from ..model.schedule_rules import check_schedule
+from ..model.task import MAX_WARPS
+from .layout import smem_layout
+from .protocol import SIGNALLER_WHY, expected_threads
+
+Rule = Callable[[Design], Iterator[Diagnostic]]
+
+
+@dataclass(frozen=True)
+class RuleSpec:
+    code: str
+    check: Rule
+    doc: str
+
+
+def rule_names(d: Design) -> Iterator[Diagnostic]:
+    seen: dict[str, str] = {}
+    for kind, items in (("resource", d.resources), ("group", d.groups), ("task", d.tasks)):
+        for item in items:
+            problem = name_problem(item.name)
+            if problem:
+                yield error("name.identifier", f"{kind} {problem}", (item.name,), "rename it to an identifier")
+            if item.name in seen:
+                yield error("design.duplicate_name",
+                            f"{kind} {item.name!r} has the same name as a {seen[item.name]}; names must be unique in a design",
+                            (item.name,), "rename one of them")
+            seen.setdefault(item.name, kind)
+
+
+def rule_resources(d: Design) -> Iterator[Diagnostic]:
+    for r in d.resources:
+        if r.pipeline_config is not None:
+            yield from check_config(r.pipeline_config, r.name)
+        if r.compute.op not in COMPUTE_OPS:
+            yield error("resource.compute", f"resource {r.name!r}: compute op {r.compute.op!r} is unknown, expected one of "
+                        f"{', '.join(COMPUTE_OPS)}", (r.name,), "pick an op from the compute catalog")
+        if r.dtype not in DTYPES:
+            yield error("resource.dtype", f"resource {r.name!r}: dtype {r.dtype!r} is unknown, expected one of {', '.join(DTYPES)}",
+                        (r.name,), "pick a supported dtype")
+        if r.memory is Memory.GMEM and r.pipeline_config is not None:
+            yield error("resource.gmem_pipeline", f"gmem tensor {r.name!r} has a pipeline_config; global memory is not staged",
+                        (r.name,), "pipeline the shared-memory tile that stages it instead")
+        if r.aliases is not None and not d.has_resource(r.aliases):
+            yield error("resource.aliases", f"resource {r.name!r} aliases {r.aliases!r}, which is not in the design",
+                        (r.name,), "name an existing resource in aliases=, or drop it")
+
+
+def rule_groups(d: Design) -> Iterator[Diagnostic]:
+    owner: dict[str, str] = {}
+    for g in d.groups:
+        for m in g.members:
+            if not d.has_resource(m.name):
+                yield error("group.members", f"group {g.name!r}: member {m.name!r} is not a resource of the design",
+                            (g.name, m.name), f"add {m.name!r} to the design or remove it from the group")
+            elif d.resource(m.name) != m:
+                yield error("group.members", f"group {g.name!r}: member {m.name!r} differs from the design's resource of that name",
+                            (g.name, m.name), "rebuild the group from the design's resources")
+            if m.name in owner:
+                yield error("group.membership",
+                            f"resource {m.name!r} is in groups {owner[m.name]!r} and {g.name!r}; a resource can be in one group",
+                            (m.name, owner[m.name], g.name), f"remove {m.name!r} from one of them")
+            owner.setdefault(m.name, g.name)
+        yield from check_group(g.name, g.members, g.mode, g.pipeline_config)
+
+
+def rule_tasks(d: Design) -> Iterator[Diagnostic]:
+    used: dict[int, str] = {}
+    for t in d.tasks:
+        for w in t.warps:
+            if w in used:
+                yield error("task.warps", f"tasks {used[w]!r} and {t.name!r} both use warp {w}; warp ranges must not overlap",
+                            (used[w], t.name), f"move {t.name!r} to warps starting at {max(used) + 1}")
+                break
+        for w in t.warps:
+            used.setdefault(w, t.name)
+        for r in (*t.src_resources, *t.dst_resources):
+            if not d.has_resource(r):
+                yield error("task.resource", f"task {t.name!r} names resource {r!r}, which is not in the design",
+                            (t.name,), f"add {r!r} to the design or drop it from the task")
+    if d.num_warps > MAX_WARPS:
+        yield error("task.warps", f"tasks span {d.num_warps} warps, expected at most {MAX_WARPS} (1024 threads per block)",
+                    tuple(t.name for t in d.tasks), "use fewer warps per task")
+
+
+def rule_schedules(d: Design) -> Iterator[Diagnostic]:
+    groups = {g.name: g for g in d.groups}
+
+    def pipelined(name: str) -> bool:
+        return not d.has_resource(name) or d.resource(name).pipeline_config is not None
+
+    for t in d.tasks:
+        if t.schedule is None:
+            continue
+        for step in t.schedule.steps():
+            if step.group is not None and step.group not in groups:
+                yield error("schedule.unknown_group", f"task {t.name!r}: {step} names group {step.group!r}, which is not in the design",
+                            (t.name,), "add the group to the design, or use the resource bare")
+            elif step.via == "member" and d.group_of(step.target) is not None and d.group_of(step.target).name != step.group:
+                yield error("schedule.unknown_group", f"task {t.name!r}: {step} reaches {step.target!r} through group "
+                            f"{step.group!r}, but it is a member of {d.group_of(step.target).name!r}",
+                            (t.name, step.target), f"use {d.group_of(step.target).name}.{step.target}")
+        yield from check_schedule(t.name, t.schedule, t.src_resources, t.dst_resources, groups, d.group_of, pipelined)
+
+
+def rule_endpoints(d: Design) -> Iterator[Diagnostic]:
+    """A pipeline connects one producer task to one consumer task."""
+    for r in d.pipelined:
+        for side, tasks in (("producer", d.producers(r.name)), ("consumer", d.consumers(r.name))):
+            if len(tasks) != 1:
+                names = ", ".join(repr(t.name) for t in tasks) or "no task"
+                yield error("pipeline.endpoints",
+                            f"pipelined resource {r.name!r} has {len(tasks)} {side} task(s) ({names}), expected exactly 1",
+                            (r.name, *[t.name for t in tasks]),
+                            f"list {r.name!r} in the {'dst' if side == 'producer' else 'src'}_resources of exactly one task")
+
+
+def rule_collapsed_task(d: Design) -> Iterator[Diagnostic]:
+    """The collapsed side of a group is driven by one task (that is why it can share a barrier)."""
+    for g in d.groups:
+        side = g.mode.collapsed_side
+        tasks = {t.name for m in g.member_names for t in (d.producers(m) if side == "producer" else d.consumers(m))}
+        if len(tasks) > 1:
+            yield error("group.collapsed_task",
+                        f"group {g.name!r} ({g.mode}) shares its {side} barrier, but its members' {side}s are tasks "
+                        f"{', '.join(map(repr, sorted(tasks)))}; one task must drive the collapsed side",
+                        (g.name, *sorted(tasks)), f"let one task {'produce' if side == 'producer' else 'consume'} every member, or drop the group")
+
+
+def rule_arrive_counts(d: Design) -> Iterator[Diagnostic]:
+    """Declared cooperative-group thread counts match the threads that really arrive."""
+    for r in d.pipelined:
+        cfg = r.pipeline_config
+        for side, tasks in (("producer", d.producers(r.name)), ("consumer", d.consumers(r.name))):
+            if len(tasks) != 1:
+                continue
+            task = tasks[0]
+            kind = cfg.pipeline_type.kind(side)
+            want = expected_threads(side, kind, task.num_threads)
+            got = cfg.arrive_count(side)
+            if got != want:
+                why = SIGNALLER_WHY[(side, kind)]
+                yield error("config.arrive_count",
+                            f"resource {r.name!r} ({cfg.pipeline_type}): {side}_group has {got} threads, expected {want} "
+                            f"(task {task.name!r} has {task.num_warps} warps and {why})",
+                            (r.name, task.name), f"set {side}_group to {want} threads")
+
+
+def rule_graph(d: Design) -> Iterator[Diagnostic]:
+    graph = dict(d.graph)
+    used = {r for t in d.tasks for r in (*t.src_resources, *t.dst_resources)}
+    in_graph = set(graph) | {x for deps in graph.values() for x in deps}
+    for name in graph:
+        if not d.has_resource(name):
+            yield error("graph.unknown", f"the dependency graph names {name!r}, which is not a resource of the design",
+                        (name,), f"add {name!r} or remove it from the graph")
+    for deps in graph.values():
+        for x in deps:
+            if not d.has_resource(x) and x not in graph:
+                yield error("graph.unknown", f"the dependency graph names {x!r}, which is not a resource of the design",
+                            (x,), f"add {x!r} or remove it from the graph")
+    for r in d.resources:
+        if r.name in in_graph and r.name not in used:
+            yield error("graph.unused", f"resource {r.name!r} is in the dependency graph but no task uses it",
+                        (r.name,), f"add {r.name!r} to a task's src_resources or dst_resources, or remove it")
+        if r.name in used and r.name not in in_graph:
+            yield error("graph.missing", f"resource {r.name!r} is used by a task but missing from the dependency graph",
+                        (r.name,), f"add {r.name!r} with its dependencies to the graph")
+    for res, deps in graph.items():
+        for dep in deps:
+            if not any(dep in t.src_resources and res in t.dst_resources for t in d.tasks):
+                yield error("graph.edge_unrealised",
+                            f"edge {dep!r} -> {res!r}: no task consumes {dep!r} and produces {res!r}",
+                            (dep, res), f"give one task {dep!r} in src_resources and {res!r} in dst_resources, or drop the edge")
+
+
+def rule_release_order(d: Design) -> Iterator[Diagnostic]:
+    """A consumer may release an upstream stage only after the DMA (tma / umma) producer work
+    that reads it has been issued: otherwise the stage can be overwritten while it is read."""
+    for t in d.tasks:
+        if t.schedule is None:
+            continue
+        body = list(t.schedule.body)
+        for i, step in enumerate(body):
+            if step.op != "release":
+                continue
+            released = (d.group(step.target).member_names if step.via == "group" and any(g.name == step.target for g in d.groups)
+                        else (step.target,))
+            for later in body[i + 1:]:
+                if later.op not in ("load", "store", "mma") or not d.has_resource(later.target):
+                    continue
+                cfg = d.resource(later.target).pipeline_config
+                dma = later.op == "mma" or (cfg is not None and cfg.producer_kind in (OpKind.TMA, OpKind.UMMA))
+                reads = set(d.deps(later.target)) | {v for _, v in later.args}
+                hit = [r for r in released if r in reads]
+                if dma and hit:
+                    yield error("schedule.release_before_use",
+                                f"task {t.name!r}: {step} releases {', '.join(map(repr, hit))} before {later}, which reads it; "
+                                f"the producer may overwrite the stage while it is being read",
+                                (t.name, *hit), f"move {step} after {later}")
+
+
+def rule_loops(d: Design) -> Iterator[Diagnostic]:
+    """Tasks that talk through a pipeline must run the same number of iterations."""
+    problem = d.problem_dict
+    counts: dict[str, object] = {}
+    for t in d.tasks:
+        loop = t.schedule.loop if t.schedule else None
+        if loop is None:
+            continue
+        try:
+            bounds = [problem[b] if isinstance(b, str) else b for b in (loop.start, loop.stop, loop.step)]
+            start, stop, step = (int(b) for b in bounds)
+            counts[t.name] = max(0, -(-(stop - start) // step)) if step > 0 else None
+        except (KeyError, TypeError, ValueError):
+            yield error("schedule.loop", f"task {t.name!r}: domain_loop({loop.start}, {loop.stop}, {loop.step}) has a bound "
+                        f"that is not an integer or a problem symbol (problem: {', '.join(problem) or 'none'})",
+                        (t.name,), "use integers or names from Design.problem")
+    for r in d.pipelined:
+        ends = [t.name for t in (*d.producers(r.name), *d.consumers(r.name)) if t.name in counts]
+        values = {counts[n] for n in ends}
+        if len(values) > 1:
+            yield error("schedule.iterations",
+                        f"resource {r.name!r}: its tasks run different numbers of iterations "
+                        f"({', '.join(f'{n!r}={counts[n]}' for n in ends)}); the pipeline would deadlock",
+                        (r.name, *ends), "give both tasks the same domain_loop bounds")
+
+
+def rule_smem(d: Design) -> Iterator[Diagnostic]:
+    smem = smem_layout(d)
+    if not smem.fits:
+        yield error("smem.capacity",
+                    f"shared memory exceeded: data {smem.data_bytes} B + barriers {smem.barrier_bytes} B = {smem.total_bytes} B, "
+                    f"expected at most {smem.capacity} B per block",
+                    tuple(b.resource for b in smem.buffers), "use fewer stages or smaller tiles")
+
+
+def rule_aliasing(d: Design) -> Iterator[Diagnostic]:
+    """Two resources viewing one buffer need the ordering a Fork group gives them."""
+    for r in d.resources:
+        if r.aliases and d.has_resource(r.aliases):
+            g = d.group_of(r.name)
+            if g is None or g.mode.value != "Fork" or r.aliases not in g.member_names:
+                yield error("resource.alias_unordered",
+                            f"resource {r.name!r} aliases {r.aliases!r} but they are not members of one Fork group; "
+                            f"nothing orders their writes and reads of the shared buffer",
+                            (r.name, r.aliases), f"put {r.name!r} and {r.aliases!r} in one Fork group, or drop aliases=")
+
+
+RULES: tuple[RuleSpec, ...] = (
+    RuleSpec("name", rule_names, "names are identifiers and unique"),
+    RuleSpec("resource", rule_resources, "configs, compute ops, dtypes, aliases"),
+    RuleSpec("group", rule_groups, "PipelineGroup construction rules (semantics 3)"),
+    RuleSpec("task", rule_tasks, "warp ranges and named resources"),
+    RuleSpec("schedule", rule_schedules, "capture-time schedule rules (semantics 6)"),
+    RuleSpec("pipeline", rule_endpoints, "one producer and one consumer task per pipeline"),
+    RuleSpec("group.collapsed_task", rule_collapsed_task, "one task drives a group's collapsed side"),
+    RuleSpec("config.arrive_count", rule_arrive_counts, "declared counts match arriving threads (semantics 2)"),
+    RuleSpec("graph", rule_graph, "dependency graph matches the tasks (semantics 6)"),
+    RuleSpec("schedule.release_before_use", rule_release_order, "upstream release after downstream DMA issue"),
+    RuleSpec("schedule.iterations", rule_loops, "pipeline endpoints run equal iteration counts"),
+    RuleSpec("resource.alias_unordered", rule_aliasing, "aliased buffers are ordered by a Fork"),
+    RuleSpec("smem", rule_smem, "shared memory fits the block"),
+)

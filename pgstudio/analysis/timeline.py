@@ -1,0 +1,122 @@
+"""Timeline: what each task did over time, simulated or measured -- one type for both.
+
+An ``Event`` is an interval on one task's lane: work (load / store / mma / read), a barrier
+operation (acquire / commit / wait / release), time spent ``blocked`` on a barrier, or an
+instant (``arrive``, ``phase_flip``: start == end).  Times are nanoseconds from kernel start.
+The simulator (``simulate.py``) and the GPU's instrumented builds both produce it; the timeline
+picture draws it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from statistics import median
+from typing import Iterable
+
+#: Event kinds.
+WORK, SYNC, BLOCKED, ARRIVE, PHASE_FLIP = "work", "sync", "blocked", "arrive", "phase_flip"
+KINDS = (WORK, SYNC, BLOCKED, ARRIVE, PHASE_FLIP)
+
+
+@dataclass(frozen=True)
+class Event:
+    task: str
+    op: str  # schedule op (acquire, load, ...), or "blocked" / "arrive" / "phase_flip"
+    kind: str  # one of KINDS
+    start: float  # ns
+    end: float  # ns
+    target: str = ""  # resource or group the step is on
+    barrier: str = ""  # barrier set name (BarrierSet.name), "" when none
+    slot: int = -1  # mbarrier slot index in the layout, -1 when none
+    stage: int = -1
+    phase: int = -1  # parity waited for / completed
+    iteration: int = -1  # iteration of the task's domain loop (flattened for nested loops)
+    warps: tuple[int, int] = (0, 1)  # (first warp, number of warps) of the task
+
+    @property
+    def duration(self) -> float:
+        return self.end - self.start
+
+
+@dataclass(frozen=True)
+class Timeline:
+    """Events of one run of a design, with the lane order (tasks) and where they came from."""
+
+    design: str
+    events: tuple[Event, ...]
+    tasks: tuple[tuple[str, int, int], ...] = ()  # (name, warp_idx, num_warps) in lane order
+    source: str = "simulated"  # or "measured"
+    meta: tuple[tuple[str, object], ...] = field(default=())
+
+    @property
+    def lanes(self) -> tuple[str, ...]:
+        return tuple(t[0] for t in self.tasks) or tuple(dict.fromkeys(e.task for e in self.events))
+
+    def lane(self, task: str) -> tuple[Event, ...]:
+        return tuple(e for e in self.events if e.task == task)
+
+    def blocked(self, task: str | None = None) -> tuple[Event, ...]:
+        return tuple(e for e in self.events if e.kind == BLOCKED and (task is None or e.task == task))
+
+    @property
+    def end(self) -> float:
+        return max((e.end for e in self.events), default=0.0)
+
+    @property
+    def iterations(self) -> int:
+        return 1 + max((e.iteration for e in self.events), default=-1)
+
+    def window(self, first: int, last: int) -> "Timeline":
+        """Only the events of iterations first..last (instants and blocks included)."""
+        keep = tuple(e for e in self.events if first <= e.iteration <= last)
+        return Timeline(self.design, keep, self.tasks, self.source, self.meta)
+
+    def period(self, task: str | None = None) -> float:
+        """Steady-state time per iteration: the median gap between successive iteration starts of
+        ``task`` (default: the lane with the most iterations), skipping the first quarter (fill)."""
+        lanes = [task] if task else list(self.lanes)
+        best: list[float] = []
+        for name in lanes:
+            starts: dict[int, float] = {}
+            for e in self.lane(name):
+                if e.iteration >= 0 and e.kind in (WORK, SYNC, BLOCKED):
+                    starts[e.iteration] = min(starts.get(e.iteration, e.start), e.start)
+            seq = [starts[k] for k in sorted(starts)]
+            if len(seq) > len(best):
+                best = seq
+        gaps = [b - a for a, b in zip(best, best[1:])]
+        if not gaps:
+            return 0.0
+        return median(gaps[len(gaps) // 4:])
+
+    def summary(self) -> str:
+        blocked = sum(e.duration for e in self.blocked())
+        return (f"timeline of {self.design!r} ({self.source}): {len(self.lanes)} lanes, {self.iterations} iterations, "
+                f"{self.end:.0f} ns, period {self.period():.1f} ns, {blocked:.0f} ns blocked in all")
+
+    def table(self, limit: int = 60) -> str:
+        rows = [f"{'task':<12} {'op':<11} {'target':<14} {'barrier':<18} {'st':>2} {'ph':>2} {'it':>3} {'start':>9} {'end':>9}"]
+        for e in sorted(self.events, key=lambda e: (e.start, e.task))[:limit]:
+            rows.append(f"{e.task:<12} {e.op:<11} {e.target:<14} {e.barrier:<18} {e.stage:>2} {e.phase:>2} "
+                        f"{e.iteration:>3} {e.start:>9.1f} {e.end:>9.1f}")
+        if len(self.events) > limit:
+            rows.append(f"... {len(self.events) - limit} more events")
+        return "\n".join(rows)
+
+    def __str__(self) -> str:
+        return self.summary()
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        from html import escape
+        bundle = {"text/plain": self.summary() + "\n" + self.table(),
+                  "text/html": f"<b>{escape(self.summary())}</b><pre style='font-size:11px'>{escape(self.table())}</pre>"}
+        try:
+            from ..render.timeline import timeline_svg
+            bundle["image/svg+xml"] = timeline_svg(self)
+        except ImportError:
+            pass
+        return bundle
+
+    @staticmethod
+    def from_events(design: str, events: Iterable[Event], tasks=(), source: str = "simulated", meta=()) -> "Timeline":
+        return Timeline(design, tuple(sorted(events, key=lambda e: (e.start, e.end))), tuple(tasks), source, tuple(meta))

@@ -1,0 +1,53 @@
+"""The exceptions pgstudio raises.
+
+Each subclasses the built-in a caller would already catch, so ``except ValueError`` around a
+group construction (as in TS) keeps working.  Messages are lower-case, quote the offending names
+and values, state the expected value and say how to fix it (semantics.md section 7).
+"""
+
+from __future__ import annotations
+
+
+class PgStudioError(Exception):
+    """Base of every pgstudio error."""
+
+
+class DesignError(PgStudioError, ValueError):
+    """A design breaks a construction rule (groups, configs, resources, tasks, files).
+
+    ``code`` is the stable diagnostic code of the rule, so tools can react to it without parsing
+    the message.
+    """
+
+    def __init__(self, message: str, code: str = "", hint: str = "") -> None:
+        super().__init__(message if not hint else f"{message}; fix: {hint}")
+        self.code = code
+        self.hint = hint
+
+
+class ScheduleError(DesignError):
+    """A captured ``@schedule`` breaks a schedule rule (semantics.md section 6)."""
+
+
+class CompileError(PgStudioError, RuntimeError):
+    """NVRTC rejected generated source; carries the compiler log."""
+
+    def __init__(self, message: str, log: str = "") -> None:
+        super().__init__(message)
+        self.log = log
+
+
+class KernelHangError(PgStudioError, RuntimeError):
+    """The watchdog of a generated kernel expired: a barrier wait never completed.
+
+    ``record`` holds what the kernel wrote down (task, barrier set, slot, stage, phase,
+    iteration, block).
+    """
+
+    def __init__(self, message: str, record: dict | None = None) -> None:
+        super().__init__(message)
+        self.record = dict(record or {})
+
+
+class GpuUnavailable(PgStudioError, ImportError):
+    """No usable GPU or no CuPy: pgstudio says so instead of failing deep inside."""

@@ -1,0 +1,385 @@
+"""The canonical designs, by name.  Each function returns a valid ``Design``.
+
+Streaming designs (``merge_copy``, ``fork_copy``, ``fused_merge_copy``) move 1-D tiles of
+``tile_bytes`` through ``num_stages`` stages; GEMM designs follow the seed's mainloop: LoadA and
+LoadB fill smem_a / smem_b, one MMA task consumes both into a tensor-memory accumulator that an
+epilogue drains.  ``ungrouped(design)`` gives the per-resource-barrier twin of any of them.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from .model.capture import domain_loop, schedule
+from .model.config import (CooperativeGroup, create_tma_async_pipeline_cfg, create_tma_umma_pipeline_cfg,
+                           create_umma_async_pipeline_cfg)
+from .model.design import Design
+from .model.group import PipelineGroup, PipelineGroupMode
+from .model.kinds import Agent
+from .model.resource import Compute, GmemTensor, MemoryResource, TmemAccumulator
+from .model.task import Task
+from .model.ungroup import ungrouped
+
+DTYPE_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2}
+WARPGROUP = CooperativeGroup(Agent.Warp, 4)
+ONE = CooperativeGroup(Agent.Thread, 1)
+
+# -- schedules shared by the designs (the seed's conventions) -----------------------------------
+
+
+@schedule
+def load_schedule(src, dst):
+    """A tma producer: acquire the stage, copy one tile into it, commit."""
+    with domain_loop(0, "num_tiles", 1):
+        dst.try_acquire()
+        dst.acquire()
+        dst.load(src)
+        dst.commit()
+
+
+@schedule
+def merge_store_schedule(output, group):
+    """The seed's Merge consumer: wait each member, read both, store, release the group once."""
+    a, b = group.members[0].name, group.members[1].name
+    with domain_loop(0, "num_tiles", 1):
+        group.member(a).try_wait()
+        group.member(a).wait()
+        group.member(b).try_wait()
+        group.member(b).wait()
+        val_a = group.member(a).read()
+        val_b = group.member(b).read()
+        output.store(val_a=val_a, val_b=val_b)
+        group.release()
+
+
+@schedule
+def fused_store_schedule(output, group):
+    """The FusedMerge consumer: one collapsed wait and one collapsed release."""
+    a, b = group.members[0].name, group.members[1].name
+    with domain_loop(0, "num_tiles", 1):
+        group.try_wait()
+        group.wait()
+        val_a = group.member(a).read()
+        val_b = group.member(b).read()
+        output.store(val_a=val_a, val_b=val_b)
+        group.release()
+
+
+@schedule
+def fork_load_schedule(src, group):
+    """The seed's Fork producer: acquire each member, load once (one buffer), commit the group once."""
+    first = group.members[0].name
+    with domain_loop(0, "num_tiles", 1):
+        for m in group.member_names:
+            group.member(m).try_acquire()
+            group.member(m).acquire()
+        group.member(first).load(src)
+        group.commit()
+
+
+@schedule
+def consume_store_schedule(src, output):
+    """An async consumer: wait, read, store to global memory, release."""
+    with domain_loop(0, "num_tiles", 1):
+        src.try_wait()
+        src.wait()
+        val = src.read()
+        output.store(val=val)
+        src.release()
+
+
+def _stream_problem(num_elements: int, tile_bytes: int, dtype: str) -> dict:
+    tile_elems = tile_bytes // DTYPE_BYTES[dtype]
+    return {"num_elements": num_elements, "tile_elems": tile_elems,
+            "num_tiles": -(-num_elements // tile_elems), "dtype": dtype}
+
+
+def _stream_tiles(names, num_stages, tile_bytes, dtype, consumer=WARPGROUP, aliases=None):
+    out = []
+    for i, n in enumerate(names):
+        cfg = create_tma_async_pipeline_cfg(num_stages=num_stages, num_bytes=tile_bytes, consumer_group=consumer)
+        out.append(MemoryResource(n, cfg, Compute("copy"), dtype, (tile_bytes // DTYPE_BYTES[dtype],),
+                                  aliases if i and aliases else None))
+    return out
+
+
+def merge_copy(num_stages: int = 4, tile_bytes: int = 8192, dtype: str = "float32",
+               num_elements: int = 1 << 24, mode: PipelineGroupMode = PipelineGroupMode.Merge) -> Design:
+    """D = A + B: LoadA and LoadB tasks fill smem_a / smem_b; one store task reads both, stores
+    D and releases the Merge group once."""
+    gmem_a, gmem_b = GmemTensor("gmem_a", dtype=dtype), GmemTensor("gmem_b", dtype=dtype)
+    smem_a, smem_b = _stream_tiles(["smem_a", "smem_b"], num_stages, tile_bytes, dtype)
+    gmem_d = GmemTensor("gmem_d", compute=Compute("store", "smem_a + smem_b"), dtype=dtype)
+    ab = PipelineGroup(name="ab", members=[smem_a, smem_b], mode=mode)
+    store = fused_store_schedule if mode is PipelineGroupMode.FusedMerge else merge_store_schedule
+    tasks = [
+        Task("load_a", 0, 1, [gmem_a], [smem_a], load_schedule(gmem_a, ab.smem_a)),
+        Task("load_b", 1, 1, [gmem_b], [smem_b], load_schedule(gmem_b, ab.smem_b)),
+        Task("store", 4, 4, [smem_a, smem_b], [gmem_d], store(gmem_d, ab)),
+    ]
+    name = "fused_merge_copy" if mode is PipelineGroupMode.FusedMerge else "merge_copy"
+    return Design(name, [gmem_a, gmem_b, smem_a, smem_b, gmem_d],
+                  {smem_a: [gmem_a], smem_b: [gmem_b], gmem_d: [smem_a, smem_b]}, [ab], tasks,
+                  _stream_problem(num_elements, tile_bytes, dtype))
+
+
+def fused_merge_copy(num_stages: int = 4, tile_bytes: int = 8192, dtype: str = "float32",
+                     num_elements: int = 1 << 24) -> Design:
+    """D = A + B with both barrier sides shared: 2S barriers."""
+    return merge_copy(num_stages, tile_bytes, dtype, num_elements, PipelineGroupMode.FusedMerge)
+
+
+def fork_copy(num_stages: int = 4, tile_bytes: int = 8192, dtype: str = "float32",
+              num_elements: int = 1 << 24) -> Design:
+    """One load fills smem_x (viewed also as smem_y); two consumer tasks store D0 = x and
+    D1 = max(y, 0)."""
+    gmem_a = GmemTensor("gmem_a", dtype=dtype)
+    smem_x, smem_y = _stream_tiles(["smem_x", "smem_y"], num_stages, tile_bytes, dtype, aliases="smem_x")
+    gmem_d0 = GmemTensor("gmem_d0", compute=Compute("store", "smem_x"), dtype=dtype)
+    gmem_d1 = GmemTensor("gmem_d1", compute=Compute("store", "max(smem_y, 0.f)"), dtype=dtype)
+    xy = PipelineGroup(name="xy", members=[smem_x, smem_y], mode=PipelineGroupMode.Fork)
+    tasks = [
+        Task("load", 0, 1, [gmem_a], [smem_x, smem_y], fork_load_schedule(gmem_a, xy)),
+        Task("copy_out", 4, 4, [smem_x], [gmem_d0], consume_store_schedule(xy.smem_x, gmem_d0)),
+        Task("relu_out", 8, 4, [smem_y], [gmem_d1], consume_store_schedule(xy.smem_y, gmem_d1)),
+    ]
+    return Design("fork_copy", [gmem_a, smem_x, smem_y, gmem_d0, gmem_d1],
+                  {smem_x: [gmem_a], smem_y: [gmem_a], gmem_d0: [smem_x], gmem_d1: [smem_y]}, [xy], tasks,
+                  _stream_problem(num_elements, tile_bytes, dtype))
+
+
+# -- GEMM designs -----------------------------------------------------------------------------------
+
+
+@schedule
+def gemm_load_schedule(src, dst):
+    """A tma operand loader: per output tile, per k tile: acquire, copy, commit."""
+    with domain_loop(0, "num_tiles", 1):
+        with domain_loop(0, "num_k_tiles", 1):
+            dst.try_acquire()
+            dst.acquire()
+            dst.load(src)
+            dst.commit()
+
+
+@schedule
+def merge_mma_schedule(acc, group):
+    """The MMA task of a Merge: wait A and B, MMA into the accumulator, release the group once."""
+    a, b = group.members[0].name, group.members[1].name
+    with domain_loop(0, "num_tiles", 1):
+        acc.try_acquire()
+        acc.acquire()
+        with domain_loop(0, "num_k_tiles", 1):
+            group.member(a).try_wait()
+            group.member(a).wait()
+            group.member(b).try_wait()
+            group.member(b).wait()
+            acc.mma(group.member(a).read(), group.member(b).read())
+            group.release()
+        acc.commit()
+
+
+@schedule
+def fused_mma_schedule(acc, group):
+    """The seed's FusedMerge consumer: one collapsed wait, MMA, one collapsed release."""
+    a, b = group.members[0].name, group.members[1].name
+    with domain_loop(0, "num_tiles", 1):
+        acc.try_acquire()
+        acc.acquire()
+        with domain_loop(0, "num_k_tiles", 1):
+            group.try_wait()
+            group.wait()
+            acc.mma(group.member(a).read(), group.member(b).read())
+            group.release()
+        acc.commit()
+
+
+@schedule
+def epilogue_schedule(acc, output):
+    """Drain the accumulator to global memory."""
+    with domain_loop(0, "num_tiles", 1):
+        acc.try_wait()
+        acc.wait()
+        val = acc.read()
+        output.store(val=val)
+        acc.release()
+
+
+@schedule
+def resadd_epilogue_schedule(output, group):
+    """Merge consumer of accumulator and residual: D = C + R, one release."""
+    with domain_loop(0, "num_tiles", 1):
+        group.tmem_c.try_wait()
+        group.tmem_c.wait()
+        group.smem_r.try_wait()
+        group.smem_r.wait()
+        c = group.tmem_c.read()
+        r = group.smem_r.read()
+        output.store(val_c=c, val_r=r)
+        group.release()
+
+
+def _gemm_problem(m: int, n: int, k: int, bm: int, bn: int, bk: int, dtype: str) -> dict:
+    tiles = -(-m // bm) * -(-n // bn)
+    return {"M": m, "N": n, "K": k, "BM": bm, "BN": bn, "BK": bk, "num_tiles": tiles,
+            "num_k_tiles": -(-k // bk), "dtype": dtype}
+
+
+def _operands(num_stages, bm, bn, bk, dtype, names=("smem_a", "smem_b")):
+    eb = DTYPE_BYTES[dtype]
+    a = MemoryResource(names[0], create_tma_umma_pipeline_cfg(num_stages=num_stages, num_bytes=bm * bk * eb),
+                       Compute("copy"), dtype, (bm, bk))
+    b = MemoryResource(names[1], create_tma_umma_pipeline_cfg(num_stages=num_stages, num_bytes=bn * bk * eb),
+                       Compute("copy"), dtype, (bn, bk))
+    return a, b
+
+
+def _accumulator(bm, bn, acc_stages=2):
+    return TmemAccumulator("tmem_c", create_umma_async_pipeline_cfg(
+        num_stages=acc_stages, num_bytes=bm * bn * 4, consumer_group=WARPGROUP), Compute("mma"), "float32", (bm, bn))
+
+
+def merge_gemm(m: int = 4096, n: int = 4096, k: int = 4096, num_stages: int = 4, bm: int = 128, bn: int = 128,
+               bk: int = 64, dtype: str = "float16", mode: PipelineGroupMode = PipelineGroupMode.Merge) -> Design:
+    """D = A @ B (the seed's Merge): LoadA, LoadB -> MMA (releases the group once) -> epilogue."""
+    gmem_a = GmemTensor("gmem_a", dtype=dtype)
+    gmem_b = GmemTensor("gmem_b", dtype=dtype)
+    smem_a, smem_b = _operands(num_stages, bm, bn, bk, dtype)
+    tmem_c = _accumulator(bm, bn)
+    gmem_d = GmemTensor("gmem_d", compute=Compute("store", "tmem_c"), dtype=dtype)
+    ab = PipelineGroup(name="ab", members=[smem_a, smem_b], mode=mode)
+    mma = fused_mma_schedule if mode is PipelineGroupMode.FusedMerge else merge_mma_schedule
+    tasks = [
+        Task("mma", 0, 4, [smem_a, smem_b], [tmem_c], mma(tmem_c, ab)),
+        Task("epilogue", 4, 4, [tmem_c], [gmem_d], epilogue_schedule(tmem_c, gmem_d)),
+        Task("load_a", 8, 1, [gmem_a], [smem_a], gemm_load_schedule(gmem_a, ab.smem_a)),
+        Task("load_b", 9, 1, [gmem_b], [smem_b], gemm_load_schedule(gmem_b, ab.smem_b)),
+    ]
+    name = "fused_merge_gemm" if mode is PipelineGroupMode.FusedMerge else "merge_gemm"
+    return Design(name, [gmem_a, gmem_b, smem_a, smem_b, tmem_c, gmem_d],
+                  {smem_a: [gmem_a], smem_b: [gmem_b], tmem_c: [smem_a, smem_b], gmem_d: [tmem_c]}, [ab], tasks,
+                  _gemm_problem(m, n, k, bm, bn, bk, dtype))
+
+
+def fused_merge_gemm(m: int = 4096, n: int = 4096, k: int = 4096, num_stages: int = 4, bm: int = 128, bn: int = 128,
+                     bk: int = 64, dtype: str = "float16") -> Design:
+    """D = A @ B with A and B on one shared full and one shared empty barrier (2S barriers)."""
+    return merge_gemm(m, n, k, num_stages, bm, bn, bk, dtype, PipelineGroupMode.FusedMerge)
+
+
+def merge_gemm_resadd(m: int = 4096, n: int = 4096, k: int = 4096, num_stages: int = 4, bm: int = 128,
+                      bn: int = 128, bk: int = 64, dtype: str = "float16") -> Design:
+    """D = A @ B + R: Merge A/B before the MMA, Merge accumulator/residual before the epilogue."""
+    gmem_a, gmem_b, gmem_r = (GmemTensor(n_, dtype=dtype) for n_ in ("gmem_a", "gmem_b", "gmem_r"))
+    smem_a, smem_b = _operands(num_stages, bm, bn, bk, dtype)
+    tmem_c = _accumulator(bm, bn)
+    smem_r = MemoryResource("smem_r", create_tma_async_pipeline_cfg(
+        num_stages=2, num_bytes=bm * bn * DTYPE_BYTES[dtype], consumer_group=WARPGROUP), Compute("copy"), dtype, (bm, bn))
+    gmem_d = GmemTensor("gmem_d", compute=Compute("store", "tmem_c + smem_r"), dtype=dtype)
+    ab = PipelineGroup(name="ab", members=[smem_a, smem_b], mode=PipelineGroupMode.Merge)
+    cr = PipelineGroup(name="cr", members=[tmem_c, smem_r], mode=PipelineGroupMode.Merge)
+    tasks = [
+        Task("mma", 0, 4, [smem_a, smem_b], [tmem_c], merge_mma_schedule(cr.tmem_c, ab)),
+        Task("epilogue", 4, 4, [tmem_c, smem_r], [gmem_d], resadd_epilogue_schedule(gmem_d, cr)),
+        Task("load_a", 8, 1, [gmem_a], [smem_a], gemm_load_schedule(gmem_a, ab.smem_a)),
+        Task("load_b", 9, 1, [gmem_b], [smem_b], gemm_load_schedule(gmem_b, ab.smem_b)),
+        Task("load_r", 10, 1, [gmem_r], [smem_r], load_schedule(gmem_r, cr.smem_r)),
+    ]
+    return Design("merge_gemm_resadd", [gmem_a, gmem_b, gmem_r, smem_a, smem_b, tmem_c, smem_r, gmem_d],
+                  {smem_a: [gmem_a], smem_b: [gmem_b], smem_r: [gmem_r], tmem_c: [smem_a, smem_b],
+                   gmem_d: [tmem_c, smem_r]}, [ab, cr], tasks, _gemm_problem(m, n, k, bm, bn, bk, dtype))
+
+
+@schedule
+def act_schedule(src, output):
+    """The activation consumer of the forked A tile: D1 = relu(A), per k tile."""
+    with domain_loop(0, "num_tiles", 1):
+        with domain_loop(0, "num_k_tiles", 1):
+            src.try_wait()
+            src.wait()
+            val = src.read()
+            output.store(val=val)
+            src.release()
+
+
+@schedule
+def fork_mma_schedule(acc, a, b):
+    """MMA task of fork_gemm_act: A comes through the Fork, B through its own pipeline."""
+    with domain_loop(0, "num_tiles", 1):
+        acc.try_acquire()
+        acc.acquire()
+        with domain_loop(0, "num_k_tiles", 1):
+            a.try_wait()
+            a.wait()
+            b.try_wait()
+            b.wait()
+            acc.mma(a.read(), b.read())
+            a.release()
+            b.release()
+        acc.commit()
+
+
+@schedule
+def fork_gemm_load_schedule(src, group):
+    """Load one A tile per k step into the Fork's one buffer and commit the group once."""
+    first = group.members[0].name
+    with domain_loop(0, "num_tiles", 1):
+        with domain_loop(0, "num_k_tiles", 1):
+            for m in group.member_names:
+                group.member(m).try_acquire()
+                group.member(m).acquire()
+            group.member(first).load(src)
+            group.commit()
+
+
+def fork_gemm_act(m: int = 4096, n: int = 4096, k: int = 4096, num_stages: int = 4, bm: int = 128, bn: int = 128,
+                  bk: int = 64, dtype: str = "float16") -> Design:
+    """D0 = A @ B and D1 = relu(A) from one loaded A tile, forked to the MMA and to a ReLU task."""
+    eb = DTYPE_BYTES[dtype]
+    gmem_a, gmem_b = GmemTensor("gmem_a", dtype=dtype), GmemTensor("gmem_b", dtype=dtype)
+    smem_a = MemoryResource("smem_a", create_tma_umma_pipeline_cfg(num_stages=num_stages, num_bytes=bm * bk * eb),
+                            Compute("copy"), dtype, (bm, bk))
+    smem_act = MemoryResource("smem_act", create_tma_async_pipeline_cfg(
+        num_stages=num_stages, num_bytes=bm * bk * eb, consumer_group=WARPGROUP), Compute("copy"), dtype, (bm, bk),
+        aliases="smem_a")
+    smem_b = MemoryResource("smem_b", create_tma_umma_pipeline_cfg(num_stages=num_stages, num_bytes=bn * bk * eb),
+                            Compute("copy"), dtype, (bn, bk))
+    tmem_c = _accumulator(bm, bn)
+    gmem_d0 = GmemTensor("gmem_d0", compute=Compute("store", "tmem_c"), dtype=dtype)
+    gmem_d1 = GmemTensor("gmem_d1", compute=Compute("store", "max(smem_act, 0.f)"), dtype=dtype)
+    fa = PipelineGroup(name="fa", members=[smem_a, smem_act], mode=PipelineGroupMode.Fork)
+    tasks = [
+        Task("mma", 0, 4, [smem_a, smem_b], [tmem_c], fork_mma_schedule(tmem_c, fa.smem_a, smem_b)),
+        Task("epilogue", 4, 4, [tmem_c], [gmem_d0], epilogue_schedule(tmem_c, gmem_d0)),
+        Task("act", 8, 4, [smem_act], [gmem_d1], act_schedule(fa.smem_act, gmem_d1)),
+        Task("load_a", 12, 1, [gmem_a], [smem_a, smem_act], fork_gemm_load_schedule(gmem_a, fa)),
+        Task("load_b", 13, 1, [gmem_b], [smem_b], gemm_load_schedule(gmem_b, smem_b)),
+    ]
+    return Design("fork_gemm_act", [gmem_a, gmem_b, smem_a, smem_act, smem_b, tmem_c, gmem_d0, gmem_d1],
+                  {smem_a: [gmem_a], smem_act: [gmem_a], smem_b: [gmem_b], tmem_c: [smem_a, smem_b],
+                   gmem_d0: [tmem_c], gmem_d1: [smem_act]}, [fa], tasks, _gemm_problem(m, n, k, bm, bn, bk, dtype))
+
+
+#: Every canonical design by name.
+CANONICAL: dict[str, Callable[..., Design]] = {
+    "merge_copy": merge_copy,
+    "fork_copy": fork_copy,
+    "fused_merge_copy": fused_merge_copy,
+    "merge_gemm": merge_gemm,
+    "merge_gemm_resadd": merge_gemm_resadd,
+    "fork_gemm_act": fork_gemm_act,
+    "fused_merge_gemm": fused_merge_gemm,
+}
+#: The streaming (copy / elementwise) designs the streaming code generator covers.
+STREAMING = ("merge_copy", "fork_copy", "fused_merge_copy")
+
+
+def example(name: str, **kwargs) -> Design:
+    """A canonical design by name (``pgstudio.examples.example("merge_copy")``)."""
+    if name not in CANONICAL:
+        from .errors import DesignError
+        raise DesignError(f"no example named {name!r}; examples: {', '.join(CANONICAL)}", code="examples.unknown")
+    return CANONICAL[name](**kwargs)
+
+
+__all__ = [*CANONICAL, "CANONICAL", "STREAMING", "example", "ungrouped"]

@@ -1,0 +1,169 @@
+"""Cooperative groups and pipeline configs (semantics.md section 2).
+
+A ``PipelineConfig`` describes one pipelined resource as if it stood alone: its type, stage
+count, bytes landing per stage and who produces / consumes it.  Build it through the six
+``create_*_pipeline_cfg`` factories (keyword-only, as in TS); they check the config and raise
+``DesignError`` naming the field.  The dataclass itself does not check, so a file or the studio
+can hold a wrong config and ``Design.validate()`` can report it with everything else.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterator
+
+from ..errors import DesignError
+from .diagnostic import Diagnostic, error, raise_first
+from .kinds import Agent, AsyncProducerOp, OpKind, PipelineType
+
+#: Bytes a tma bulk copy moves must be a multiple of this (cp.async.bulk granularity).
+TMA_BYTES_ALIGN = 16
+
+
+@dataclass(frozen=True)
+class CooperativeGroup:
+    """``size`` threads or warps that act together on one side of a pipeline."""
+
+    agent: Agent = Agent.Thread
+    size: int = 1
+
+    @property
+    def num_threads(self) -> int:
+        """Threads in the group: the arrive count it contributes when every thread arrives."""
+        return self.size * 32 if self.agent is Agent.Warp else self.size
+
+    def __str__(self) -> str:
+        return f"{self.size} {self.agent.value.lower()}{'s' if self.size != 1 else ''}"
+
+
+#: Default group of a side signalled by one elected thread (tma, umma).
+ONE_THREAD = CooperativeGroup(Agent.Thread, 1)
+#: Default group of an async side: one warpgroup (4 warps, 128 threads).
+WARPGROUP = CooperativeGroup(Agent.Warp, 4)
+
+
+@dataclass(frozen=True)
+class PipelineConfig:
+    """One pipeline's parameters; see the module docstring. Use the factories."""
+
+    pipeline_type: PipelineType
+    num_stages: int = 2
+    num_bytes: int = 0
+    producer_group: CooperativeGroup = field(default=ONE_THREAD)
+    consumer_group: CooperativeGroup = field(default=ONE_THREAD)
+    async_producer_op: AsyncProducerOp = AsyncProducerOp.AsyncThread
+
+    @property
+    def producer_kind(self) -> OpKind:
+        return self.pipeline_type.producer_kind
+
+    @property
+    def consumer_kind(self) -> OpKind:
+        return self.pipeline_type.consumer_kind
+
+    def group(self, side: str) -> CooperativeGroup:
+        """The cooperative group of ``side`` ("producer" or "consumer")."""
+        return self.producer_group if side == "producer" else self.consumer_group
+
+    def arrive_count(self, side: str) -> int:
+        """Arrivals per phase on this side's barrier: its group's thread count."""
+        return self.group(side).num_threads
+
+
+def check_config(cfg: PipelineConfig, owner: str = "config") -> Iterator[Diagnostic]:
+    """Structural rules of one config: stages, bytes, group sizes."""
+    where = (owner,) if owner != "config" else ()
+    if not isinstance(cfg.num_stages, int) or cfg.num_stages < 1:
+        yield error("config.num_stages",
+                    f"{owner!r}: num_stages is {cfg.num_stages!r}, expected an integer >= 1",
+                    where, "give num_stages=2 or more to overlap producer and consumer")
+    if not isinstance(cfg.num_bytes, int) or cfg.num_bytes < 0:
+        yield error("config.num_bytes",
+                    f"{owner!r}: num_bytes is {cfg.num_bytes!r}, expected an integer >= 0",
+                    where, "give the bytes that land in one stage")
+    elif cfg.producer_kind is OpKind.TMA and (cfg.num_bytes <= 0 or cfg.num_bytes % TMA_BYTES_ALIGN):
+        yield error("config.tma_bytes",
+                    f"{owner!r} ({cfg.pipeline_type}): num_bytes is {cfg.num_bytes}, expected a "
+                    f"positive multiple of {TMA_BYTES_ALIGN} (a tma producer's copy completes "
+                    f"the full barrier's transaction bytes)",
+                    where, f"round num_bytes up to a multiple of {TMA_BYTES_ALIGN}")
+    for side in ("producer", "consumer"):
+        grp = cfg.group(side)
+        if not isinstance(grp.size, int) or grp.size < 1:
+            yield error("config.group_size",
+                        f"{owner!r}: {side}_group size is {grp.size!r}, expected an integer >= 1",
+                        where, f"give {side}_group=CooperativeGroup(Agent.Thread, n) with n >= 1")
+
+
+def _default_group(kind: OpKind) -> CooperativeGroup:
+    return WARPGROUP if kind is OpKind.ASYNC else ONE_THREAD
+
+
+def _make(ptype: PipelineType, num_stages: int, num_bytes: int,
+          producer_group: CooperativeGroup | None, consumer_group: CooperativeGroup | None,
+          async_producer_op: AsyncProducerOp = AsyncProducerOp.AsyncThread) -> PipelineConfig:
+    cfg = PipelineConfig(
+        pipeline_type=ptype, num_stages=num_stages, num_bytes=num_bytes,
+        producer_group=producer_group or _default_group(ptype.producer_kind),
+        consumer_group=consumer_group or _default_group(ptype.consumer_kind),
+        async_producer_op=async_producer_op)
+    raise_first(check_config(cfg), DesignError)
+    return cfg
+
+
+def create_async_async_pipeline_cfg(*, num_stages: int, num_bytes: int = 0,
+                                    producer_group: CooperativeGroup | None = None,
+                                    consumer_group: CooperativeGroup | None = None,
+                                    async_producer_op: AsyncProducerOp = AsyncProducerOp.AsyncThread,
+                                    ) -> PipelineConfig:
+    """Threads fill a stage (stores or cp.async) and threads read it."""
+    return _make(PipelineType.AsyncAsync, num_stages, num_bytes, producer_group, consumer_group,
+                 async_producer_op)
+
+
+def create_tma_async_pipeline_cfg(*, num_stages: int, num_bytes: int,
+                                  producer_group: CooperativeGroup | None = None,
+                                  consumer_group: CooperativeGroup | None = None) -> PipelineConfig:
+    """A bulk copy fills a stage (expect_tx ``num_bytes``); threads read it."""
+    return _make(PipelineType.TmaAsync, num_stages, num_bytes, producer_group, consumer_group)
+
+
+def create_tma_umma_pipeline_cfg(*, num_stages: int, num_bytes: int,
+                                 producer_group: CooperativeGroup | None = None,
+                                 consumer_group: CooperativeGroup | None = None) -> PipelineConfig:
+    """A bulk copy fills a stage; an MMA reads it (the GEMM mainloop operand)."""
+    return _make(PipelineType.TmaUmma, num_stages, num_bytes, producer_group, consumer_group)
+
+
+def create_umma_async_pipeline_cfg(*, num_stages: int, num_bytes: int = 0,
+                                   producer_group: CooperativeGroup | None = None,
+                                   consumer_group: CooperativeGroup | None = None) -> PipelineConfig:
+    """An MMA writes a stage (an accumulator); threads drain it (the epilogue)."""
+    return _make(PipelineType.UmmaAsync, num_stages, num_bytes, producer_group, consumer_group)
+
+
+def create_async_umma_pipeline_cfg(*, num_stages: int, num_bytes: int = 0,
+                                   producer_group: CooperativeGroup | None = None,
+                                   consumer_group: CooperativeGroup | None = None,
+                                   async_producer_op: AsyncProducerOp = AsyncProducerOp.AsyncThread,
+                                   ) -> PipelineConfig:
+    """Threads fill a stage; an MMA reads it."""
+    return _make(PipelineType.AsyncUmma, num_stages, num_bytes, producer_group, consumer_group,
+                 async_producer_op)
+
+
+def create_umma_umma_pipeline_cfg(*, num_stages: int, num_bytes: int = 0,
+                                  producer_group: CooperativeGroup | None = None,
+                                  consumer_group: CooperativeGroup | None = None) -> PipelineConfig:
+    """An MMA writes a stage that another MMA reads."""
+    return _make(PipelineType.UmmaUmma, num_stages, num_bytes, producer_group, consumer_group)
+
+
+FACTORIES = {
+    PipelineType.AsyncAsync: create_async_async_pipeline_cfg,
+    PipelineType.TmaAsync: create_tma_async_pipeline_cfg,
+    PipelineType.TmaUmma: create_tma_umma_pipeline_cfg,
+    PipelineType.UmmaAsync: create_umma_async_pipeline_cfg,
+    PipelineType.AsyncUmma: create_async_umma_pipeline_cfg,
+    PipelineType.UmmaUmma: create_umma_umma_pipeline_cfg,
+}

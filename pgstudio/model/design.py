@@ -1,0 +1,186 @@
+"""Design: everything one kernel is made of, as one immutable value.
+
+Resources, the resource dependency graph (resource -> the resources it is computed from),
+groups, tasks and the problem shape.  A Design may be wrong (a bad group, a schedule that breaks
+a rule): it is a value the studio edits, and ``validate()`` says everything that is wrong at
+once.  Edits return new Designs (``replace``, ``with_*`` / ``without_*``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping
+
+from ..errors import DesignError
+from .group import PipelineGroup
+from .names import check_name
+from .resource import Resource
+from .task import Task
+
+
+def _nm(x: Any) -> str:
+    return x if isinstance(x, str) else x.name
+
+
+@dataclass(frozen=True)
+class Design:
+    name: str
+    resources: tuple[Resource, ...] = ()
+    graph: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    groups: tuple[PipelineGroup, ...] = ()
+    tasks: tuple[Task, ...] = ()
+    problem: tuple[tuple[str, Any], ...] = ()
+
+    def __init__(self, name: str, resources: Iterable[Resource] = (),
+                 graph: Mapping[Any, Iterable[Any]] | Iterable[tuple[Any, Iterable[Any]]] = (),
+                 groups: Iterable[PipelineGroup] = (), tasks: Iterable[Task] = (),
+                 problem: Mapping[str, Any] | Iterable[tuple[str, Any]] = ()) -> None:
+        check_name(name, "design")
+        items = graph.items() if isinstance(graph, Mapping) else graph
+        problem_items = problem.items() if isinstance(problem, Mapping) else problem
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "resources", tuple(resources))
+        object.__setattr__(self, "graph", tuple((_nm(k), tuple(_nm(d) for d in deps)) for k, deps in items))
+        object.__setattr__(self, "groups", tuple(groups))
+        object.__setattr__(self, "tasks", tuple(tasks))
+        object.__setattr__(self, "problem", tuple((str(k), v) for k, v in problem_items))
+        for r in self.resources:
+            if not isinstance(r, Resource):
+                raise DesignError(f"design {name!r}: {r!r} is not a resource", code="design.resources",
+                                  hint="pass GmemTensor / MemoryResource / TmemAccumulator objects")
+
+    # -- lookups ----------------------------------------------------------------------------
+    def resource(self, name: str) -> Resource:
+        for r in self.resources:
+            if r.name == name:
+                return r
+        raise DesignError(f"design {self.name!r} has no resource {name!r}; resources: "
+                          f"{', '.join(r.name for r in self.resources) or 'none'}", code="design.lookup")
+
+    def group(self, name: str) -> PipelineGroup:
+        for g in self.groups:
+            if g.name == name:
+                return g
+        raise DesignError(f"design {self.name!r} has no group {name!r}; groups: "
+                          f"{', '.join(g.name for g in self.groups) or 'none'}", code="design.lookup")
+
+    def task(self, name: str) -> Task:
+        for t in self.tasks:
+            if t.name == name:
+                return t
+        raise DesignError(f"design {self.name!r} has no task {name!r}; tasks: "
+                          f"{', '.join(t.name for t in self.tasks) or 'none'}", code="design.lookup")
+
+    def has_resource(self, name: str) -> bool:
+        return any(r.name == name for r in self.resources)
+
+    def group_of(self, resource: str) -> PipelineGroup | None:
+        """The (first) group that lists ``resource`` as a member."""
+        for g in self.groups:
+            if resource in g.member_names:
+                return g
+        return None
+
+    def deps(self, resource: str) -> tuple[str, ...]:
+        """The resources ``resource`` is computed from."""
+        return dict(self.graph).get(resource, ())
+
+    def dependents(self, resource: str) -> tuple[str, ...]:
+        return tuple(k for k, deps in self.graph if resource in deps)
+
+    def producers(self, resource: str) -> tuple[Task, ...]:
+        return tuple(t for t in self.tasks if resource in t.dst_resources)
+
+    def consumers(self, resource: str) -> tuple[Task, ...]:
+        return tuple(t for t in self.tasks if resource in t.src_resources)
+
+    @property
+    def pipelined(self) -> tuple[Resource, ...]:
+        return tuple(r for r in self.resources if r.pipeline_config is not None)
+
+    @property
+    def problem_dict(self) -> dict[str, Any]:
+        return dict(self.problem)
+
+    @property
+    def num_warps(self) -> int:
+        """Warps of the block: up to the end of the highest task's warp range."""
+        return max((t.warp_idx + t.num_warps for t in self.tasks), default=1)
+
+    # -- analysis (delegates; the model itself only holds data) ------------------------------
+    def validate(self, *, checker: bool = False, iterations: int = 4) -> Any:
+        """Every rule at once -> ``Report``.  ``checker=True`` adds the exhaustive checker's verdict."""
+        from ..analysis.validate import validate
+        return validate(self, checker=checker, iterations=iterations)
+
+    def to_json(self, indent: int | None = 2) -> str:
+        from .serialize import design_to_json
+        return design_to_json(self, indent=indent)
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> "Design":
+        from .serialize import design_from_json
+        return design_from_json(text)
+
+    # -- edits return new designs -----------------------------------------------------------
+    def replace(self, **changes: Any) -> "Design":
+        return dataclasses.replace(self, **changes)
+
+    def with_resource(self, resource: Resource, deps: Iterable[Any] = ()) -> "Design":
+        """Add or replace (by name) a resource and set its dependencies."""
+        resources = [r for r in self.resources if r.name != resource.name]
+        old = [r.name for r in self.resources]
+        if resource.name in old:
+            resources.insert(old.index(resource.name), resource)
+            groups = tuple(PipelineGroup.unchecked(g.name, [resource if m.name == resource.name else m for m in g.members],
+                                                   g.mode, g.pipeline_config) for g in self.groups)
+        else:
+            resources.append(resource)
+            groups = self.groups
+        graph = [(k, v) for k, v in self.graph if k != resource.name]
+        deps = tuple(_nm(d) for d in deps)
+        if deps or resource.name in dict(self.graph):
+            graph.append((resource.name, deps or self.deps(resource.name)))
+        return self.replace(resources=resources, graph=graph, groups=groups)
+
+    def without_resource(self, name: str) -> "Design":
+        """Remove a resource, its edges, and its uses in groups and tasks' resource lists."""
+        resources = [r for r in self.resources if r.name != name]
+        graph = [(k, tuple(d for d in v if d != name)) for k, v in self.graph if k != name]
+        groups = [PipelineGroup.unchecked(g.name, [m for m in g.members if m.name != name], g.mode, g.pipeline_config)
+                  for g in self.groups]
+        tasks = [Task.unchecked(t.name, t.warp_idx, t.num_warps, [s for s in t.src_resources if s != name],
+                                [d for d in t.dst_resources if d != name], t.schedule) for t in self.tasks]
+        return self.replace(resources=resources, graph=graph, groups=groups, tasks=tasks)
+
+    def with_group(self, group: PipelineGroup) -> "Design":
+        groups = [g for g in self.groups if g.name != group.name] + [group]
+        return self.replace(groups=groups)
+
+    def without_group(self, name: str) -> "Design":
+        return self.replace(groups=[g for g in self.groups if g.name != name])
+
+    def with_task(self, task: Task) -> "Design":
+        tasks = list(self.tasks)
+        names = [t.name for t in tasks]
+        if task.name in names:
+            tasks[names.index(task.name)] = task
+        else:
+            tasks.append(task)
+        return self.replace(tasks=tasks)
+
+    def without_task(self, name: str) -> "Design":
+        return self.replace(tasks=[t for t in self.tasks if t.name != name])
+
+    def summary(self) -> str:
+        groups = ", ".join(f"{g.name}:{g.mode.value}" for g in self.groups) or "no groups"
+        return (f"design {self.name!r}: {len(self.resources)} resources ({len(self.pipelined)} pipelined), "
+                f"{groups}, {len(self.tasks)} tasks, {self.num_warps} warps")
+
+    def __str__(self) -> str:
+        return self.summary()
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        from ..analysis.display import design_bundle
+        return design_bundle(self)

@@ -1,0 +1,235 @@
+"""PipelineGroup: several pipelined resources that one task drives together share one barrier
+set on that side (seed: Merge, Fork, FusedMerge).
+
+Members keep their own configs; the group validates them (``group_rules``), derives the merged
+config and owns the barrier slots.  In a ``@schedule`` use ``group.<member>`` for per-member
+steps and the group object only for its collapsed stage.
+"""
+
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any, Sequence
+
+from ..errors import DesignError
+from .config import CooperativeGroup, PipelineConfig
+from .diagnostic import raise_first
+from .group_rules import check_group, merged_num_bytes
+from .kinds import OpKind, PipelineType
+from .names import check_name
+from .resource import Resource
+
+
+class PipelineGroupMode(str, Enum):
+    """Which side a group collapses onto one barrier set."""
+
+    Merge = "Merge"  # N producers -> 1 consumer: shared empty barrier
+    Fork = "Fork"  # 1 producer -> N consumers: shared full barrier
+    FusedMerge = "FusedMerge"  # N producers -> 1 consumer: shared full AND shared empty
+
+    @property
+    def collapsed_side(self) -> str:
+        """The side whose kind and size must be homogeneous ("consumer" or "producer")."""
+        return "producer" if self is PipelineGroupMode.Fork else "consumer"
+
+    @property
+    def shared_barriers(self) -> tuple[str, ...]:
+        """Which barrier roles ("full", "empty") the group shares among members."""
+        return {"Merge": ("empty",), "Fork": ("full",), "FusedMerge": ("full", "empty")}[self.value]
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True)
+class GroupConfig:
+    """The merged config a group derives from its members (semantics.md section 3)."""
+
+    num_stages: int
+    num_bytes: int
+    collapsed_side: str
+    collapsed_kind: OpKind
+    pipeline_type: PipelineType | None  # None when the members' types differ
+    collapsed_threads: int
+    many_threads: int
+    aliased: bool
+
+    @property
+    def type_name(self) -> str:
+        """The members' type, or the collapsed kind with 'Mixed' on the other side."""
+        if self.pipeline_type is not None:
+            return self.pipeline_type.value
+        kind = self.collapsed_kind.value.capitalize()
+        return f"Mixed{kind}" if self.collapsed_side == "consumer" else f"{kind}Mixed"
+
+
+# Which group claims a member, keyed by the member object's identity: a resource may be in one
+# group at a time (rule 1).  Weak values: a group that is garbage releases its members.
+_CLAIMS: "weakref.WeakValueDictionary[int, PipelineGroup]" = weakref.WeakValueDictionary()
+
+
+@dataclass(frozen=True)
+class PipelineGroup:
+    """``PipelineGroup(name=..., members=[...], mode=PipelineGroupMode.X, pipeline_config=None)``.
+
+    Raises ``DesignError`` (a ``ValueError``) at construction when the members cannot be merged.
+    ``PipelineGroup.unchecked(...)`` builds one without checking, so a design can hold a wrong
+    group and ``Design.validate()`` can say what is wrong with it.
+    """
+
+    name: str
+    members: tuple[Resource, ...]
+    mode: PipelineGroupMode = PipelineGroupMode.Merge
+    pipeline_config: PipelineConfig | None = None
+
+    def __init__(self, name: str, members: Sequence[Resource], mode: PipelineGroupMode = PipelineGroupMode.Merge,
+                 pipeline_config: PipelineConfig | None = None, *, _check: bool = True) -> None:
+        check_name(name, "group")
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "members", tuple(members))
+        object.__setattr__(self, "mode", PipelineGroupMode(mode))
+        object.__setattr__(self, "pipeline_config", pipeline_config)
+        if _check:
+            for m in self.members:
+                other = _CLAIMS.get(id(m))
+                if other is not None and other.name != name:
+                    raise DesignError(
+                        f"resource {m.name!r} is already in group {other.name!r}; a resource can be in one group",
+                        code="group.membership", hint=f"remove {m.name!r} from {other.name!r} first")
+            raise_first(check_group(name, self.members, self.mode, pipeline_config), DesignError)
+            for m in self.members:
+                _CLAIMS[id(m)] = self
+
+    @classmethod
+    def unchecked(cls, name: str, members: Sequence[Resource], mode: PipelineGroupMode = PipelineGroupMode.Merge,
+                  pipeline_config: PipelineConfig | None = None) -> "PipelineGroup":
+        """A group that skips the construction rules (for files and the studio)."""
+        return cls(name, members, mode, pipeline_config, _check=False)
+
+    def release_members(self) -> None:
+        """Forget this group's claim on its members so they can join another group."""
+        for m in self.members:
+            if _CLAIMS.get(id(m)) is self:
+                del _CLAIMS[id(m)]
+
+    # -- derived ----------------------------------------------------------------------------
+    @property
+    def member_names(self) -> tuple[str, ...]:
+        return tuple(m.name for m in self.members)
+
+    def member(self, name: str) -> "MemberRef":
+        for m in self.members:
+            if m.name == name:
+                return MemberRef(self, m)
+        raise AttributeError(f"group {self.name!r} has no member {name!r}; members: {', '.join(self.member_names)}")
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_") or name in ("name", "members", "mode", "pipeline_config"):
+            raise AttributeError(name)
+        return self.member(name)
+
+    @property
+    def merged_config(self) -> GroupConfig:
+        """The derived config (meaningful for a valid group; see ``check_group``)."""
+        side = self.mode.collapsed_side
+        other = "consumer" if side == "producer" else "producer"
+        cfgs = [m.pipeline_config for m in self.members if m.pipeline_config is not None]
+        types = {c.pipeline_type for c in cfgs}
+        first = cfgs[0]
+        return GroupConfig(
+            num_stages=first.num_stages,
+            num_bytes=merged_num_bytes(self.members, self.mode),
+            collapsed_side=side,
+            collapsed_kind=first.pipeline_type.kind(side),
+            pipeline_type=types.pop() if len(types) == 1 else None,
+            collapsed_threads=first.arrive_count(side),
+            many_threads=sum(c.arrive_count(other) for c in cfgs),
+            aliased=self.mode is PipelineGroupMode.Fork and len({m.aliases or m.name for m in self.members}) == 1,
+        )
+
+    # -- collapsed stage, recorded inside @schedule ---------------------------------------
+    def _record(self, op: str) -> None:
+        from .capture import record
+        record(op, self, via="group", args={})
+
+    def try_acquire(self) -> None:
+        self._record("try_acquire")
+
+    def acquire(self) -> None:
+        self._record("acquire")
+
+    def commit(self) -> None:
+        """Fork: one collapsed commit on the shared full barrier for all members."""
+        self._record("commit")
+
+    def try_wait(self) -> None:
+        """FusedMerge: probe the shared full barrier."""
+        self._record("try_wait")
+
+    def wait(self) -> None:
+        """FusedMerge: one collapsed wait on the shared full barrier."""
+        self._record("wait")
+
+    def release(self) -> None:
+        """Merge / FusedMerge: one collapsed release on the shared empty barrier."""
+        self._record("release")
+
+
+@dataclass(frozen=True)
+class MemberRef:
+    """``group.member`` inside a schedule: per-member steps that know their group."""
+
+    group: PipelineGroup
+    resource: Resource
+
+    @property
+    def name(self) -> str:
+        return self.resource.name
+
+    def _record(self, op: str, args: dict | None = None) -> Any:
+        from .capture import record
+        return record(op, self.resource, via="member", args=args or {}, group=self.group)
+
+    def try_acquire(self) -> None:
+        self._record("try_acquire")
+
+    def acquire(self) -> None:
+        self._record("acquire")
+
+    def commit(self) -> None:
+        self._record("commit")
+
+    def try_wait(self) -> None:
+        self._record("try_wait")
+
+    def wait(self) -> None:
+        self._record("wait")
+
+    def release(self) -> None:
+        self._record("release")
+
+    def read(self) -> Any:
+        return self._record("read")
+
+    def load(self, *values: Any, **kw: Any) -> None:
+        self._record("load", _kwargs(values, kw))
+
+    def store(self, *values: Any, **kw: Any) -> None:
+        self._record("store", _kwargs(values, kw))
+
+    def mma(self, *values: Any, **kw: Any) -> None:
+        self._record("mma", _kwargs(values, kw))
+
+
+def _kwargs(values: tuple, kw: dict) -> dict:
+    out = {f"arg{i}": v for i, v in enumerate(values)}
+    out.update(kw)
+    return out
+
+
+def thread_group(n: int) -> CooperativeGroup:
+    """Shorthand used by examples: ``n`` threads."""
+    from .kinds import Agent
+    return CooperativeGroup(Agent.Thread, n)

@@ -1,0 +1,123 @@
+"""The construction rules of a PipelineGroup (semantics.md section 3), as diagnostics.
+
+``PipelineGroup(...)`` raises the first error of ``check_group`` as ``DesignError`` (a
+``ValueError``); ``Design.validate()`` reports all of them.  Same functions, two uses.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator, Sequence
+
+from .config import PipelineConfig
+from .diagnostic import Diagnostic, error
+from .kinds import OpKind, PipelineType
+from .resource import Resource
+
+#: The seed's table of allowed member types per (mode's collapsed side, collapsed kind).
+ALLOWED_MIXES: dict[tuple[str, OpKind], frozenset[PipelineType]] = {
+    ("consumer", OpKind.ASYNC): frozenset({PipelineType.AsyncAsync, PipelineType.TmaAsync, PipelineType.UmmaAsync}),
+    ("consumer", OpKind.UMMA): frozenset({PipelineType.TmaUmma, PipelineType.AsyncUmma, PipelineType.UmmaUmma}),
+    ("producer", OpKind.TMA): frozenset({PipelineType.TmaAsync, PipelineType.TmaUmma}),
+    ("producer", OpKind.ASYNC): frozenset({PipelineType.AsyncAsync, PipelineType.AsyncUmma}),
+    ("producer", OpKind.UMMA): frozenset({PipelineType.UmmaAsync, PipelineType.UmmaUmma}),
+}
+
+
+def _members_text(members: Sequence[Resource], value) -> str:
+    return ", ".join(f"{m.name!r}={value(m)}" for m in members)
+
+
+def check_group(name: str, members: Sequence[Resource], mode, pipeline_config: PipelineConfig | None,
+                ) -> Iterator[Diagnostic]:
+    """Every construction rule, in order; stops after the first structural failure that makes
+    later rules meaningless (too few members, a member without a config)."""
+    where = (name, *[getattr(m, "name", str(m)) for m in members])
+    side = mode.collapsed_side
+    if len(members) < 2:
+        yield error("group.members", f"group {name!r} ({mode.value}) has {len(members)} member(s), expected at least 2",
+                    where, "add the other resources that one task drives together, or drop the group")
+        return
+    names = [m.name for m in members]
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        yield error("group.members", f"group {name!r} lists {', '.join(map(repr, dupes))} more than once",
+                    where, "list each member once")
+        return
+    bare = [m.name for m in members if m.pipeline_config is None]
+    if bare:
+        yield error("group.members",
+                    f"group {name!r}: member(s) {', '.join(map(repr, bare))} have no pipeline_config, "
+                    f"expected every member to be a pipelined resource",
+                    where, "give each member its own create_*_pipeline_cfg(...) config")
+        return
+    stages = {m.pipeline_config.num_stages for m in members}
+    if len(stages) > 1:
+        yield error("group.num_stages",
+                    f"group {name!r}: members' num_stages differ ({_members_text(members, lambda m: m.pipeline_config.num_stages)}), "
+                    f"expected one value for all members",
+                    where, "give every member the same num_stages")
+    kinds = {m.pipeline_config.pipeline_type.kind(side) for m in members}
+    if len(kinds) > 1:
+        allowed = " / ".join(
+            f"{kind}: {' + '.join(sorted(t.value for t in types))}"
+            for (s, kind), types in ALLOWED_MIXES.items() if s == side)
+        yield error("group.collapsed_kind",
+                    f"group {name!r} ({mode.value}) collapses the {side} side, so every member needs one "
+                    f"{side} kind; got {_members_text(members, lambda m: f'{m.pipeline_config.pipeline_type} ({side} {m.pipeline_config.pipeline_type.kind(side)})')}",
+                    where, f"allowed {mode.value} mixes: {allowed}; or leave the odd member out of the group")
+    sizes = {m.pipeline_config.arrive_count(side) for m in members}
+    if len(sizes) > 1:
+        yield error("group.collapsed_size",
+                    f"group {name!r} ({mode.value}): the collapsed {side} side is driven by one task, so its "
+                    f"cooperative groups must match; got {_members_text(members, lambda m: f'{m.pipeline_config.arrive_count(side)} threads')}",
+                    where, f"give every member the same {side}_group")
+    if mode.value == "Fork":
+        yield from _check_fork_alias(name, members, where)
+    if pipeline_config is not None and not (len(stages) > 1 or len(kinds) > 1 or len(sizes) > 1):
+        yield from _check_explicit(name, members, mode, pipeline_config, where)
+
+
+def _alias_root(m: Resource) -> str:
+    return m.aliases or m.name
+
+
+def _check_fork_alias(name: str, members: Sequence[Resource], where) -> Iterator[Diagnostic]:
+    roots = {_alias_root(m) for m in members}
+    if len(roots) == 1:
+        nbytes = {m.pipeline_config.num_bytes for m in members}
+        if len(nbytes) > 1:
+            yield error("group.alias_bytes",
+                        f"fork {name!r}: members view one buffer {roots.pop()!r} but their num_bytes differ "
+                        f"({_members_text(members, lambda m: m.pipeline_config.num_bytes)}); one copy lands once",
+                        where, "give the aliased members the same num_bytes")
+
+
+def merged_num_bytes(members: Sequence[Resource], mode) -> int:
+    """Bytes per stage of the group: the sum, except a Fork of views of one buffer (one copy)."""
+    if mode.value == "Fork" and len({_alias_root(m) for m in members}) == 1:
+        return members[0].pipeline_config.num_bytes
+    return sum(m.pipeline_config.num_bytes for m in members)
+
+
+def _check_explicit(name: str, members: Sequence[Resource], mode, cfg: PipelineConfig, where,
+                    ) -> Iterator[Diagnostic]:
+    side = mode.collapsed_side
+    first = members[0].pipeline_config
+    want = {
+        "num_stages": first.num_stages,
+        f"{side} kind": first.pipeline_type.kind(side).value,
+        "num_bytes": merged_num_bytes(members, mode),
+        f"{side}_group threads": first.arrive_count(side),
+    }
+    got = {
+        "num_stages": cfg.num_stages,
+        f"{side} kind": cfg.pipeline_type.kind(side).value,
+        "num_bytes": cfg.num_bytes,
+        f"{side}_group threads": cfg.arrive_count(side),
+    }
+    for key, value in want.items():
+        if got[key] != value:
+            yield error("group.explicit_config",
+                        f"group {name!r}: explicit pipeline_config has {key} {got[key]!r}, expected {value!r} "
+                        f"(derived from the members)",
+                        where, "drop pipeline_config (the group derives it) or make it agree with the members")

@@ -1,0 +1,43 @@
+"""Names of resources, groups and tasks become C++ identifiers and graph node ids, so they must
+be plain identifiers that no generated name can collide with."""
+
+from __future__ import annotations
+
+import keyword
+
+from ..errors import DesignError
+
+#: C++ words a name may not take (it would not compile in generated code).
+CPP_KEYWORDS = frozenset("""
+alignas alignof and asm auto bool break case catch char class const constexpr continue decltype
+default delete do double else enum explicit extern false float for friend goto if inline int long
+mutable namespace new noexcept not nullptr operator or private protected public register return
+short signed sizeof static struct switch template this throw true try typedef typename union
+unsigned using virtual void volatile while half float4 int4 uint4 dim3 threadIdx blockIdx blockDim
+gridDim warpSize
+""".split())
+
+#: Generated code reserves names with this prefix.
+RESERVED_PREFIX = "pg_"
+
+
+def name_problem(name: object) -> str | None:
+    """Why ``name`` cannot name a design element, or None when it can."""
+    if not isinstance(name, str) or not name:
+        return f"name {name!r} is not a non-empty string"
+    if not name.isascii() or not name.isidentifier():
+        return f"name {name!r} is not an identifier (letters, digits and '_', not starting with a digit)"
+    if keyword.iskeyword(name) or name in CPP_KEYWORDS:
+        return f"name {name!r} is a reserved word in Python or CUDA C++"
+    if name.startswith(RESERVED_PREFIX) or name.startswith("__"):
+        return f"name {name!r} starts with {RESERVED_PREFIX!r} or '__', which generated code reserves"
+    return None
+
+
+def check_name(name: object, what: str) -> str:
+    """Return ``name`` or raise ``DesignError`` naming the rule and the fix."""
+    problem = name_problem(name)
+    if problem:
+        raise DesignError(f"{what} {problem}", code="name.identifier",
+                          hint="use a name like 'smem_a' (it becomes a name in generated code and diagrams)")
+    return name  # type: ignore[return-value]

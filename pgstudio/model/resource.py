@@ -1,0 +1,175 @@
+"""Resources: the memories a design moves data through, and what each one computes.
+
+A resource lives in global memory (``GmemTensor``), shared memory (``MemoryResource``, alias
+``SmemTile``) or tensor memory (``TmemAccumulator``).  A pipelined resource carries a
+``PipelineConfig``; its stages are guarded by full / empty mbarriers.  ``compute`` says what the
+resource holds in terms of its dependencies (a copy of a gmem tile, an elementwise expression,
+an MMA, a store), which is what the code generator emits and the reference computes.
+
+Inside a ``@schedule`` the resource's methods (acquire, commit, wait, release, read, load,
+store, mma) record steps; outside one they raise ``ScheduleError``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, ClassVar
+
+from .config import PipelineConfig
+from .names import check_name
+
+
+class Memory(str, Enum):
+    GMEM = "gmem"
+    SMEM = "smem"
+    TMEM = "tmem"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+#: The compute catalog: what a resource holds in terms of its dependencies.
+COMPUTE_OPS = ("input", "copy", "elementwise", "mma", "store")
+
+#: Element types the code generator supports.
+DTYPES = ("float32", "float16", "bfloat16")
+
+
+@dataclass(frozen=True)
+class Compute:
+    """What a resource computes from its dependencies.
+
+    ``op`` is one of ``COMPUTE_OPS``: ``input`` (filled from outside the kernel), ``copy`` (a
+    copy of its one dependency's tile), ``elementwise`` (``expr`` over the dependency names, e.g.
+    ``"max(smem_a, 0.f) * smem_b"``), ``mma`` (first dependency @ second), ``store`` (write the
+    ``expr`` of its dependencies, or a copy of the only one, to global memory).
+    """
+
+    op: str = "copy"
+    expr: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.op}({self.expr})" if self.expr else self.op
+
+
+@dataclass(frozen=True)
+class Resource:
+    """Base of all resources; see the module docstring."""
+
+    memory: ClassVar[Memory] = Memory.SMEM
+
+    name: str
+    pipeline_config: PipelineConfig | None = None
+    compute: Compute = field(default_factory=Compute)
+    dtype: str = "float32"
+    tile: tuple[int, ...] = ()
+    aliases: str | None = None
+
+    def __post_init__(self) -> None:
+        check_name(self.name, f"{self.memory} resource")
+        object.__setattr__(self, "tile", tuple(self.tile))
+
+    @property
+    def pipelined(self) -> bool:
+        return self.pipeline_config is not None
+
+    @property
+    def num_stages(self) -> int:
+        return self.pipeline_config.num_stages if self.pipeline_config else 0
+
+    @property
+    def stage_bytes(self) -> int:
+        return self.pipeline_config.num_bytes if self.pipeline_config else 0
+
+    # -- schedule capture ------------------------------------------------------------------
+    def _record(self, op: str, args: dict[str, Any] | None = None) -> Any:
+        from .capture import record  # capture imports resource; keep the cycle lazy
+        return record(op, self, via="bare", args=args or {})
+
+    def try_acquire(self) -> None:
+        """Producer: probe the empty barrier without blocking (must precede acquire)."""
+        self._record("try_acquire")
+
+    def acquire(self) -> None:
+        """Producer: wait until the stage is empty (and, for tma, arm expect_tx on full)."""
+        self._record("acquire")
+
+    def commit(self) -> None:
+        """Producer: signal the full barrier that the stage is written."""
+        self._record("commit")
+
+    def try_wait(self) -> None:
+        """Consumer: probe the full barrier without blocking (must precede wait)."""
+        self._record("try_wait")
+
+    def wait(self) -> None:
+        """Consumer: wait until the stage is full."""
+        self._record("wait")
+
+    def release(self) -> None:
+        """Consumer: signal the empty barrier that the stage may be overwritten."""
+        self._record("release")
+
+    def read(self) -> Any:
+        """Consumer work: read the current stage; returns a value handle for producer work."""
+        return self._record("read")
+
+    def load(self, *values: Any, **kw: Any) -> None:
+        """Producer work: fill the stage from its dependency (a copy)."""
+        self._record("load", _args(values, kw))
+
+    def store(self, *values: Any, **kw: Any) -> None:
+        """Producer work: write values computed from what was read."""
+        self._record("store", _args(values, kw))
+
+    def mma(self, *values: Any, **kw: Any) -> None:
+        """Producer work: tensor-core MMA into this resource."""
+        self._record("mma", _args(values, kw))
+
+
+def _args(values: tuple, kw: dict) -> dict[str, Any]:
+    out = {f"arg{i}": v for i, v in enumerate(values)}
+    out.update(kw)
+    return out
+
+
+@dataclass(frozen=True)
+class MemoryResource(Resource):
+    """A shared-memory resource (pipelined when it has a ``pipeline_config``)."""
+
+    memory: ClassVar[Memory] = Memory.SMEM
+
+
+SmemTile = MemoryResource
+
+
+@dataclass(frozen=True)
+class GmemTensor(Resource):
+    """A global-memory tensor: an ``input`` of the kernel or the target of a ``store``."""
+
+    memory: ClassVar[Memory] = Memory.GMEM
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.compute == Compute():
+            object.__setattr__(self, "compute", Compute("input"))
+
+
+@dataclass(frozen=True)
+class TmemAccumulator(Resource):
+    """A tensor-memory accumulator (emulated in registers / smem on sm_90)."""
+
+    memory: ClassVar[Memory] = Memory.TMEM
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.compute == Compute():
+            object.__setattr__(self, "compute", Compute("mma"))
+
+
+RESOURCE_CLASSES: dict[str, type[Resource]] = {
+    Memory.GMEM.value: GmemTensor,
+    Memory.SMEM.value: MemoryResource,
+    Memory.TMEM.value: TmemAccumulator,
+}

@@ -1,0 +1,122 @@
+"""A captured schedule, as data: the steps one task performs, inside its domain loop.
+
+``@schedule`` functions are run once, at task creation, against recording proxies
+(``capture.py``); what they did is kept here as plain names so it can be validated, simulated,
+checked, drawn, saved to JSON and turned into code without running user code again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator, Union
+
+#: Barrier operations, by side.
+PRODUCER_SYNC = ("try_acquire", "acquire", "commit")
+CONSUMER_SYNC = ("try_wait", "wait", "release")
+SYNC_OPS = PRODUCER_SYNC + CONSUMER_SYNC
+#: Work operations: read is consumer work; load / store / mma are producer work.
+PRODUCER_WORK = ("load", "store", "mma")
+CONSUMER_WORK = ("read",)
+WORK_OPS = PRODUCER_WORK + CONSUMER_WORK
+ALL_OPS = SYNC_OPS + WORK_OPS
+#: Which side an op belongs to.
+SIDE_OF = {**{op: "producer" for op in PRODUCER_SYNC + PRODUCER_WORK},
+           **{op: "consumer" for op in CONSUMER_SYNC + CONSUMER_WORK}}
+#: try_ op -> the blocking op it must directly precede.
+TRY_OPS = {"try_acquire": "acquire", "try_wait": "wait"}
+
+VIAS = ("bare", "member", "group")
+
+
+@dataclass(frozen=True)
+class Step:
+    """One recorded call: ``op`` on ``target`` (a resource, or a group when via == "group").
+
+    ``via`` says how it was reached: a bare resource, ``group.member``, or the group object.
+    ``group`` names the group for the latter two.  ``args`` lists work inputs as
+    (parameter, resource-or-value) pairs, e.g. (("val_a", "smem_a"),).
+    """
+
+    op: str
+    target: str
+    via: str = "bare"
+    group: str | None = None
+    args: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def side(self) -> str:
+        return SIDE_OF[self.op]
+
+    @property
+    def is_work(self) -> bool:
+        return self.op in WORK_OPS
+
+    def __str__(self) -> str:
+        head = self.target if self.via != "member" else f"{self.group}.{self.target}"
+        inner = ", ".join(f"{k}={v}" for k, v in self.args)
+        return f"{head}.{self.op}({inner})"
+
+
+@dataclass(frozen=True)
+class Loop:
+    """``with domain_loop(start, stop, step):`` and the nodes inside it.
+
+    Bounds are ints or names of problem-shape symbols (``Design.problem``)."""
+
+    start: Union[int, str]
+    stop: Union[int, str]
+    step: Union[int, str]
+    body: tuple["Node", ...]
+
+    def __str__(self) -> str:
+        return f"domain_loop({self.start}, {self.stop}, {self.step})"
+
+
+Node = Union[Step, Loop]
+
+
+@dataclass(frozen=True)
+class CapturedSchedule:
+    """The whole schedule of one task: top-level nodes (usually one domain loop)."""
+
+    name: str
+    nodes: tuple[Node, ...]
+
+    def steps(self) -> Iterator[Step]:
+        """Every step, depth first, in program order."""
+        yield from _walk(self.nodes)
+
+    @property
+    def loop(self) -> Loop | None:
+        """The outermost domain loop, if any."""
+        return next((n for n in self.nodes if isinstance(n, Loop)), None)
+
+    @property
+    def body(self) -> tuple[Step, ...]:
+        """The steps of one iteration of the domain loop (all steps when there is no loop)."""
+        loop = self.loop
+        return tuple(_walk(loop.body)) if loop else tuple(self.steps())
+
+    def text(self) -> str:
+        """The schedule as Python-like text (shown in the studio and the CLI)."""
+        lines = [f"@schedule  # {self.name}"]
+        _text(self.nodes, 0, lines)
+        return "\n".join(lines)
+
+
+def _walk(nodes) -> Iterator[Step]:
+    for node in nodes:
+        if isinstance(node, Loop):
+            yield from _walk(node.body)
+        else:
+            yield node
+
+
+def _text(nodes, depth: int, lines: list[str]) -> None:
+    pad = "    " * (depth + 1)
+    for node in nodes:
+        if isinstance(node, Loop):
+            lines.append(f"{pad}with {node}:")
+            _text(node.body, depth + 1, lines)
+        else:
+            lines.append(f"{pad}{node}")

@@ -1,0 +1,243 @@
+"""Design <-> JSON, with a schema version.
+
+Loading never executes anything: no pickle, no eval, schedules are plain step lists.  Malformed
+input, unknown fields and unknown versions are rejected with ``DesignError`` naming the field
+path (``resources[2].pipeline_config.num_stages``).  A well-formed file holding a wrong design
+(a bad group, a schedule breaking a rule) loads, so ``validate()`` can say what is wrong.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Callable
+
+from ..errors import DesignError
+from .config import CooperativeGroup, PipelineConfig
+from .design import Design
+from .group import PipelineGroup, PipelineGroupMode
+from .kinds import Agent, AsyncProducerOp, PipelineType
+from .names import name_problem
+from .resource import RESOURCE_CLASSES, Compute
+from .schedule import ALL_OPS, VIAS, CapturedSchedule, Loop, Step
+from .task import Task
+
+SCHEMA = "pgstudio.design"
+VERSION = 1
+
+
+# -- writing -----------------------------------------------------------------------------------
+
+def _group_json(g: CooperativeGroup) -> dict:
+    return {"agent": g.agent.value, "size": g.size}
+
+
+def _config_json(c: PipelineConfig | None) -> dict | None:
+    if c is None:
+        return None
+    return {"pipeline_type": c.pipeline_type.value, "num_stages": c.num_stages, "num_bytes": c.num_bytes,
+            "producer_group": _group_json(c.producer_group), "consumer_group": _group_json(c.consumer_group),
+            "async_producer_op": c.async_producer_op.value}
+
+
+def _node_json(n) -> dict:
+    if isinstance(n, Loop):
+        return {"loop": [n.start, n.stop, n.step], "body": [_node_json(b) for b in n.body]}
+    return {"op": n.op, "target": n.target, "via": n.via, "group": n.group, "args": [list(a) for a in n.args]}
+
+
+def design_to_dict(d: Design) -> dict:
+    return {
+        "schema": SCHEMA,
+        "version": VERSION,
+        "name": d.name,
+        "problem": dict(d.problem),
+        "resources": [{"name": r.name, "memory": r.memory.value, "dtype": r.dtype, "tile": list(r.tile),
+                       "aliases": r.aliases, "compute": {"op": r.compute.op, "expr": r.compute.expr},
+                       "pipeline_config": _config_json(r.pipeline_config)} for r in d.resources],
+        "graph": {k: list(v) for k, v in d.graph},
+        "groups": [{"name": g.name, "mode": g.mode.value, "members": list(g.member_names),
+                    "pipeline_config": _config_json(g.pipeline_config)} for g in d.groups],
+        "tasks": [{"name": t.name, "warp_idx": t.warp_idx, "num_warps": t.num_warps,
+                   "src_resources": list(t.src_resources), "dst_resources": list(t.dst_resources),
+                   "schedule": None if t.schedule is None else
+                   {"name": t.schedule.name, "nodes": [_node_json(n) for n in t.schedule.nodes]}} for t in d.tasks],
+    }
+
+
+def design_to_json(d: Design, indent: int | None = 2) -> str:
+    return json.dumps(design_to_dict(d), indent=indent)
+
+
+# -- reading -----------------------------------------------------------------------------------
+
+class _Reader:
+    """Typed access to a JSON object, naming the path of anything wrong."""
+
+    def __init__(self, obj: Any, path: str) -> None:
+        if not isinstance(obj, dict):
+            raise DesignError(f"{path or 'design file'}: expected an object, got {type(obj).__name__}", code="json.type")
+        self.obj, self.path = obj, path
+
+    def _p(self, key: str) -> str:
+        return f"{self.path}.{key}" if self.path else key
+
+    def only(self, *allowed: str) -> None:
+        unknown = sorted(set(self.obj) - set(allowed))
+        if unknown:
+            raise DesignError(f"{self._p(unknown[0])}: unknown field; allowed here: {', '.join(allowed)}",
+                              code="json.unknown_field", hint="remove it (a newer pgstudio may have written it)")
+
+    def get(self, key: str, kind: type | tuple, default: Any = ..., check: Callable[[Any], str | None] | None = None) -> Any:
+        if key not in self.obj:
+            if default is ...:
+                raise DesignError(f"{self._p(key)}: missing field", code="json.missing")
+            return default
+        value = self.obj[key]
+        kinds = kind if isinstance(kind, tuple) else (kind,)
+        if (bool not in kinds and isinstance(value, bool)) or not isinstance(value, kinds):
+            names = " or ".join(k.__name__ if k is not type(None) else "null" for k in kinds)
+            raise DesignError(f"{self._p(key)}: expected {names}, got {json.dumps(value)[:60]}", code="json.type")
+        if check is not None:
+            problem = check(value)
+            if problem:
+                raise DesignError(f"{self._p(key)}: {problem}", code="json.value")
+        return value
+
+    def enum(self, key: str, enum: type, default: Any = ...) -> Any:
+        value = self.get(key, str, default)
+        if isinstance(value, enum):
+            return value
+        try:
+            return enum(value)
+        except ValueError:
+            allowed = ", ".join(e.value for e in enum)
+            raise DesignError(f"{self._p(key)}: {value!r} is not one of {allowed}", code="json.value") from None
+
+
+def _name_check(v: str) -> str | None:
+    return name_problem(v)
+
+
+def _names(r: _Reader, key: str) -> list[str]:
+    items = r.get(key, list, [])
+    for i, x in enumerate(items):
+        if not isinstance(x, str):
+            raise DesignError(f"{r._p(key)}[{i}]: expected a name, got {json.dumps(x)[:60]}", code="json.type")
+    return items
+
+
+def _cgroup(obj: Any, path: str) -> CooperativeGroup:
+    r = _Reader(obj, path)
+    r.only("agent", "size")
+    return CooperativeGroup(r.enum("agent", Agent), r.get("size", int))
+
+
+def _config(obj: Any, path: str) -> PipelineConfig | None:
+    if obj is None:
+        return None
+    r = _Reader(obj, path)
+    r.only("pipeline_type", "num_stages", "num_bytes", "producer_group", "consumer_group", "async_producer_op")
+    return PipelineConfig(
+        pipeline_type=r.enum("pipeline_type", PipelineType), num_stages=r.get("num_stages", int),
+        num_bytes=r.get("num_bytes", int), producer_group=_cgroup(r.get("producer_group", dict), f"{path}.producer_group"),
+        consumer_group=_cgroup(r.get("consumer_group", dict), f"{path}.consumer_group"),
+        async_producer_op=r.enum("async_producer_op", AsyncProducerOp, AsyncProducerOp.AsyncThread))
+
+
+def _node(obj: Any, path: str):
+    r = _Reader(obj, path)
+    if "loop" in r.obj:
+        r.only("loop", "body")
+        bounds = r.get("loop", list)
+        if len(bounds) != 3 or not all(isinstance(b, (int, str)) and not isinstance(b, bool) for b in bounds):
+            raise DesignError(f"{path}.loop: expected [start, stop, step] of integers or symbol names", code="json.value")
+        body = r.get("body", list)
+        return Loop(*bounds, tuple(_node(b, f"{path}.body[{i}]") for i, b in enumerate(body)))
+    r.only("op", "target", "via", "group", "args")
+    op = r.get("op", str, check=lambda v: None if v in ALL_OPS else f"{v!r} is not one of {', '.join(ALL_OPS)}")
+    via = r.get("via", str, "bare", check=lambda v: None if v in VIAS else f"{v!r} is not one of {', '.join(VIAS)}")
+    args = r.get("args", list, [])
+    pairs = []
+    for i, a in enumerate(args):
+        if not (isinstance(a, list) and len(a) == 2 and all(isinstance(x, str) for x in a)):
+            raise DesignError(f"{path}.args[{i}]: expected [name, value] strings", code="json.type")
+        pairs.append(tuple(a))
+    return Step(op, r.get("target", str), via, r.get("group", (str, type(None)), None), tuple(pairs))
+
+
+def design_from_dict(obj: Any) -> Design:
+    r = _Reader(obj, "")
+    r.only("schema", "version", "name", "problem", "resources", "graph", "groups", "tasks")
+    schema = r.get("schema", str)
+    if schema != SCHEMA:
+        raise DesignError(f"schema: {schema!r} is not a pgstudio design (expected {SCHEMA!r})", code="json.schema")
+    version = r.get("version", int)
+    if version != VERSION:
+        raise DesignError(f"version: {version} is not supported (this pgstudio reads version {VERSION})",
+                          code="json.version", hint="upgrade pgstudio to read newer files")
+    problem = r.get("problem", dict, {})
+    for k, v in problem.items():
+        if not isinstance(v, (int, float, str)) or isinstance(v, bool):
+            raise DesignError(f"problem.{k}: expected a number or a string, got {json.dumps(v)[:60]}", code="json.type")
+    resources = {}
+    for i, ro in enumerate(r.get("resources", list, [])):
+        rr = _Reader(ro, f"resources[{i}]")
+        rr.only("name", "memory", "dtype", "tile", "aliases", "compute", "pipeline_config")
+        name = rr.get("name", str, check=_name_check)
+        memory = rr.get("memory", str, check=lambda v: None if v in RESOURCE_CLASSES else
+                        f"{v!r} is not one of {', '.join(RESOURCE_CLASSES)}")
+        comp = _Reader(rr.get("compute", dict, {"op": "copy"}), f"resources[{i}].compute")
+        comp.only("op", "expr")
+        tile = rr.get("tile", list, [])
+        if not all(isinstance(x, int) and not isinstance(x, bool) and x > 0 for x in tile):
+            raise DesignError(f"resources[{i}].tile: expected positive integers, got {json.dumps(tile)[:60]}", code="json.type")
+        if name in resources:
+            raise DesignError(f"resources[{i}].name: {name!r} appears twice", code="json.value")
+        resources[name] = RESOURCE_CLASSES[memory](
+            name=name, pipeline_config=_config(rr.get("pipeline_config", (dict, type(None)), None), f"resources[{i}].pipeline_config"),
+            compute=Compute(comp.get("op", str), comp.get("expr", str, "")), dtype=rr.get("dtype", str, "float32"),
+            tile=tuple(tile), aliases=rr.get("aliases", (str, type(None)), None))
+    graph = {}
+    for k, deps in r.get("graph", dict, {}).items():
+        if not isinstance(deps, list) or not all(isinstance(x, str) for x in deps):
+            raise DesignError(f"graph.{k}: expected a list of resource names", code="json.type")
+        graph[k] = deps
+
+    def resource(name: str, path: str):
+        if name not in resources:
+            raise DesignError(f"{path}: {name!r} is not a resource of this file (have {', '.join(resources) or 'none'})",
+                              code="json.reference")
+        return resources[name]
+
+    groups = []
+    for i, go in enumerate(r.get("groups", list, [])):
+        gr = _Reader(go, f"groups[{i}]")
+        gr.only("name", "mode", "members", "pipeline_config")
+        members = [resource(m, f"groups[{i}].members[{j}]") for j, m in enumerate(_names(gr, "members"))]
+        groups.append(PipelineGroup.unchecked(gr.get("name", str, check=_name_check), members,
+                                              gr.enum("mode", PipelineGroupMode),
+                                              _config(gr.get("pipeline_config", (dict, type(None)), None),
+                                                      f"groups[{i}].pipeline_config")))
+    tasks = []
+    for i, to in enumerate(r.get("tasks", list, [])):
+        tr = _Reader(to, f"tasks[{i}]")
+        tr.only("name", "warp_idx", "num_warps", "src_resources", "dst_resources", "schedule")
+        so = tr.get("schedule", (dict, type(None)), None)
+        sched = None
+        if so is not None:
+            sr = _Reader(so, f"tasks[{i}].schedule")
+            sr.only("name", "nodes")
+            sched = CapturedSchedule(sr.get("name", str),
+                                     tuple(_node(n, f"tasks[{i}].schedule.nodes[{j}]") for j, n in enumerate(sr.get("nodes", list))))
+        tasks.append(Task.unchecked(tr.get("name", str, check=_name_check), tr.get("warp_idx", int), tr.get("num_warps", int),
+                                    _names(tr, "src_resources"), _names(tr, "dst_resources"), sched))
+    return Design(r.get("name", str, check=_name_check), resources.values(), graph, groups, tasks, problem)
+
+
+def design_from_json(text: str | bytes) -> Design:
+    try:
+        obj = json.loads(text)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise DesignError(f"design file is not valid JSON: {exc}", code="json.syntax",
+                          hint="fix the file or load a saved copy") from None
+    return design_from_dict(obj)

@@ -1,0 +1,124 @@
+"""Task: a warp range that runs one captured schedule (a role of the warp-specialised kernel)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from ..errors import DesignError, ScheduleError
+from .capture import BoundSchedule, Schedule
+from .diagnostic import raise_first
+from .names import check_name
+from .schedule import CapturedSchedule
+from .schedule_rules import check_schedule
+
+#: Threads per warp.
+WARP = 32
+#: Warps a block may hold (1024 threads).
+MAX_WARPS = 32
+
+
+def _name(r: Any) -> str:
+    return r if isinstance(r, str) else r.name
+
+
+@dataclass(frozen=True)
+class Task:
+    """``Task(name=..., warp_idx=..., num_warps=..., src_resources=[...], dst_resources=[...],
+    schedule=my_schedule(args...))``.
+
+    ``src_resources`` are consumed, ``dst_resources`` produced.  Resources are kept by name (a
+    task is plain data); pass resource objects or names.  The schedule is captured here and the
+    schedule rules raise ``ScheduleError`` on the first problem; ``Task.unchecked`` skips them
+    so a design can hold a wrong schedule and ``Design.validate()`` can report it.
+    """
+
+    name: str
+    warp_idx: int
+    num_warps: int
+    src_resources: tuple[str, ...] = ()
+    dst_resources: tuple[str, ...] = ()
+    schedule: CapturedSchedule | None = None
+
+    def __init__(self, name: str, warp_idx: int, num_warps: int, src_resources: Sequence[Any] = (),
+                 dst_resources: Sequence[Any] = (), schedule: Any = None, *, _check: bool = True) -> None:
+        check_name(name, "task")
+        for label, value, low in (("warp_idx", warp_idx, 0), ("num_warps", num_warps, 1)):
+            if not isinstance(value, int) or isinstance(value, bool) or value < low:
+                raise DesignError(f"task {name!r}: {label} is {value!r}, expected an integer >= {low}",
+                                  code="task.warps", hint=f"give {label} as a whole number >= {low}")
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "warp_idx", warp_idx)
+        object.__setattr__(self, "num_warps", num_warps)
+        object.__setattr__(self, "src_resources", tuple(_name(r) for r in src_resources))
+        object.__setattr__(self, "dst_resources", tuple(_name(r) for r in dst_resources))
+        captured, groups, resources = self._capture(schedule, src_resources, dst_resources)
+        object.__setattr__(self, "schedule", captured)
+        if _check and captured is not None:
+            from .group import _CLAIMS
+
+            objects = {_name(r): r for r in (*src_resources, *dst_resources) if not isinstance(r, str)}
+            objects.update(resources)
+
+            def group_of(res: str):
+                for g in groups.values():
+                    if res in g.member_names:
+                        return g
+                obj = objects.get(res)
+                return _CLAIMS.get(id(obj)) if obj is not None else None
+
+            def pipelined(res: str) -> bool:
+                obj = objects.get(res)
+                return obj is None or obj.pipeline_config is not None
+
+            raise_first(check_schedule(name, captured, self.src_resources, self.dst_resources,
+                                       groups, group_of, pipelined), ScheduleError)
+
+    @classmethod
+    def unchecked(cls, name: str, warp_idx: int, num_warps: int, src_resources: Sequence[Any] = (),
+                  dst_resources: Sequence[Any] = (), schedule: Any = None) -> "Task":
+        """A task whose schedule is captured but not checked (for files, the studio, planted mistakes)."""
+        return cls(name, warp_idx, num_warps, src_resources, dst_resources, schedule, _check=False)
+
+    @staticmethod
+    def _capture(schedule: Any, src: Sequence[Any], dst: Sequence[Any]):
+        if schedule is None or isinstance(schedule, CapturedSchedule):
+            return schedule, {}, {}
+        if isinstance(schedule, Schedule):  # unbound: bind parameters by resource / group name
+            schedule = _bind_by_name(schedule, [*src, *dst])
+        if not isinstance(schedule, BoundSchedule):
+            raise DesignError(f"task schedule must be a @schedule function, got {type(schedule).__name__}",
+                              code="task.schedule", hint="decorate the function with @schedule and pass my_schedule(args...)")
+        cap = schedule.capture()
+        return cap.schedule, cap.groups, cap.resources
+
+    @property
+    def num_threads(self) -> int:
+        return self.num_warps * WARP
+
+    @property
+    def warps(self) -> range:
+        return range(self.warp_idx, self.warp_idx + self.num_warps)
+
+    def __str__(self) -> str:
+        return f"{self.name} (warps {self.warp_idx}..{self.warp_idx + self.num_warps - 1})"
+
+
+def _bind_by_name(sched: Schedule, resources: Sequence[Any]) -> BoundSchedule:
+    from .group import _CLAIMS
+
+    pool: dict[str, Any] = {}
+    for r in resources:
+        if isinstance(r, str):
+            continue
+        pool[r.name] = r
+        grp = _CLAIMS.get(id(r))
+        if grp is not None:
+            pool[grp.name] = grp
+    missing = [p for p in sched.parameters() if p not in pool]
+    if missing:
+        raise ScheduleError(
+            f"schedule {sched.name!r}: parameter(s) {', '.join(map(repr, missing))} name no resource or group of the task "
+            f"(have {', '.join(sorted(pool)) or 'none'})",
+            code="schedule.binding", hint=f"pass the arguments explicitly: schedule={sched.name}(...)")
+    return sched(*[pool[p] for p in sched.parameters()])
