@@ -29,7 +29,11 @@ def load_design(path: str):
     p = Path(path)
     if not p.is_file():
         raise PgStudioError(f"no design file at {path!r}")
-    return Design.from_json(p.read_bytes())
+    try:
+        data = p.read_bytes()
+    except OSError as exc:
+        raise PgStudioError(f"cannot read {path!r}: {exc.strerror or exc}") from None
+    return Design.from_json(data)
 
 
 def _check_args(p: argparse.ArgumentParser) -> None:

@@ -11,11 +11,12 @@ from __future__ import annotations
 from typing import Callable
 
 from .model.capture import domain_loop, schedule
-from .model.config import (CooperativeGroup, create_tma_async_pipeline_cfg, create_tma_umma_pipeline_cfg,
-                           create_umma_async_pipeline_cfg)
+from .errors import DesignError
+from .model.config import (CooperativeGroup, create_async_umma_pipeline_cfg, create_tma_async_pipeline_cfg,
+                           create_tma_umma_pipeline_cfg, create_umma_async_pipeline_cfg)
 from .model.design import Design
 from .model.group import PipelineGroup, PipelineGroupMode
-from .model.kinds import Agent
+from .model.kinds import Agent, AsyncProducerOp
 from .model.resource import Compute, GmemTensor, MemoryResource, TmemAccumulator
 from .model.task import Task
 from .model.ungroup import ungrouped
@@ -225,43 +226,63 @@ def _gemm_problem(m: int, n: int, k: int, bm: int, bn: int, bk: int, dtype: str)
             "num_k_tiles": -(-k // bk), "dtype": dtype}
 
 
-def _operands(num_stages, bm, bn, bk, dtype, names=("smem_a", "smem_b")):
+def _operands(num_stages, bm, bn, bk, dtype, names=("smem_a", "smem_b"), b_async=False):
     eb = DTYPE_BYTES[dtype]
     a = MemoryResource(names[0], create_tma_umma_pipeline_cfg(num_stages=num_stages, num_bytes=bm * bk * eb),
                        Compute("copy"), dtype, (bm, bk))
-    b = MemoryResource(names[1], create_tma_umma_pipeline_cfg(num_stages=num_stages, num_bytes=bn * bk * eb),
-                       Compute("copy"), dtype, (bn, bk))
+    b_cfg = (create_async_umma_pipeline_cfg(num_stages=num_stages, num_bytes=bn * bk * eb, producer_group=WARPGROUP,
+                                            async_producer_op=AsyncProducerOp.AsyncLoad) if b_async
+             else create_tma_umma_pipeline_cfg(num_stages=num_stages, num_bytes=bn * bk * eb))
+    b = MemoryResource(names[1], b_cfg, Compute("copy"), dtype, (bn, bk))
     return a, b
 
 
-def _accumulator(bm, bn, acc_stages=2):
+def _accumulator(bm, bn, acc_stages=1, consumer=WARPGROUP):
     return TmemAccumulator("tmem_c", create_umma_async_pipeline_cfg(
-        num_stages=acc_stages, num_bytes=bm * bn * 4, consumer_group=WARPGROUP), Compute("mma"), "float32", (bm, bn))
+        num_stages=acc_stages, num_bytes=bm * bn * 4, consumer_group=consumer), Compute("mma"), "float32", (bm, bn))
 
 
-def merge_gemm(m: int = 4096, n: int = 4096, k: int = 4096, num_stages: int = 4, bm: int = 128, bn: int = 128,
-               bk: int = 64, dtype: str = "float16", mode: PipelineGroupMode = PipelineGroupMode.Merge) -> Design:
-    """D = A @ B (the seed's Merge): LoadA, LoadB -> MMA (releases the group once) -> epilogue."""
+def merge_gemm(m: int = 4096, n: int = 4096, k: int = 4096, num_stages: int = 3, bm: int = 128, bn: int | None = None,
+               bk: int = 64, dtype: str = "float16", mode: PipelineGroupMode = PipelineGroupMode.Merge,
+               b_producer: str = "tma") -> Design:
+    """D = A @ B (the seed's Merge): LoadA, LoadB -> MMA (releases the group once) -> epilogue.
+
+    Warp layout (sized for the H200's tensor cores): warpgroup 0 holds load_a (warp 0), load_b
+    (warp 1) and the epilogue (warps 2..3); the MMA task is two warpgroups (warps 4..11, 64 rows
+    of the 128 x 256 tile each, 128 fp32 accumulators per thread).  Twelve warps keep 168
+    registers per thread, which the 128 accumulators need.  One accumulator stage: on sm_90a it
+    is a shared-memory staging buffer, and the MMA only waits for it after a whole mainloop.
+    ``b_producer="async"`` loads B with threads (cp.async: an AsyncUmma member next to the TmaUmma
+    A, the seed's heterogeneous Merge) from warpgroup 3, the epilogue moves to warpgroup 4, and BN
+    defaults to 128 (the 20-warp block leaves 96 registers per thread).
+    """
+    if b_producer not in ("tma", "async"):
+        raise DesignError(f"b_producer is {b_producer!r}, expected 'tma' or 'async'", code="examples.b_producer")
+    bn = bn or (256 if b_producer == "tma" else 128)
     gmem_a = GmemTensor("gmem_a", dtype=dtype)
     gmem_b = GmemTensor("gmem_b", dtype=dtype)
-    smem_a, smem_b = _operands(num_stages, bm, bn, bk, dtype)
-    tmem_c = _accumulator(bm, bn)
+    smem_a, smem_b = _operands(num_stages, bm, bn, bk, dtype, b_async=b_producer == "async")
+    is_async = b_producer == "async"
+    tmem_c = _accumulator(bm, bn, consumer=WARPGROUP if is_async else CooperativeGroup(Agent.Warp, 2))
     gmem_d = GmemTensor("gmem_d", compute=Compute("store", "tmem_c"), dtype=dtype)
     ab = PipelineGroup(name="ab", members=[smem_a, smem_b], mode=mode)
     mma = fused_mma_schedule if mode is PipelineGroupMode.FusedMerge else merge_mma_schedule
     tasks = [
-        Task("mma", 0, 4, [smem_a, smem_b], [tmem_c], mma(tmem_c, ab)),
-        Task("epilogue", 4, 4, [tmem_c], [gmem_d], epilogue_schedule(tmem_c, gmem_d)),
-        Task("load_a", 8, 1, [gmem_a], [smem_a], gemm_load_schedule(gmem_a, ab.smem_a)),
-        Task("load_b", 9, 1, [gmem_b], [smem_b], gemm_load_schedule(gmem_b, ab.smem_b)),
+        Task("load_a", 0, 1, [gmem_a], [smem_a], gemm_load_schedule(gmem_a, ab.smem_a)),
+        Task("load_b", 12 if is_async else 1, 4 if is_async else 1, [gmem_b], [smem_b],
+             gemm_load_schedule(gmem_b, ab.smem_b)),
+        Task("mma", 4, 8, [smem_a, smem_b], [tmem_c], mma(tmem_c, ab)),
+        Task("epilogue", 16 if is_async else 2, 4 if is_async else 2, [tmem_c], [gmem_d],
+             epilogue_schedule(tmem_c, gmem_d)),
     ]
-    name = "fused_merge_gemm" if mode is PipelineGroupMode.FusedMerge else "merge_gemm"
+    name = ("fused_merge_gemm" if mode is PipelineGroupMode.FusedMerge else "merge_gemm") + \
+        ("_async_b" if b_producer == "async" else "")
     return Design(name, [gmem_a, gmem_b, smem_a, smem_b, tmem_c, gmem_d],
                   {smem_a: [gmem_a], smem_b: [gmem_b], tmem_c: [smem_a, smem_b], gmem_d: [tmem_c]}, [ab], tasks,
                   _gemm_problem(m, n, k, bm, bn, bk, dtype))
 
 
-def fused_merge_gemm(m: int = 4096, n: int = 4096, k: int = 4096, num_stages: int = 4, bm: int = 128, bn: int = 128,
+def fused_merge_gemm(m: int = 4096, n: int = 4096, k: int = 4096, num_stages: int = 3, bm: int = 128, bn: int = 256,
                      bk: int = 64, dtype: str = "float16") -> Design:
     """D = A @ B with A and B on one shared full and one shared empty barrier (2S barriers)."""
     return merge_gemm(m, n, k, num_stages, bm, bn, bk, dtype, PipelineGroupMode.FusedMerge)
@@ -269,21 +290,25 @@ def fused_merge_gemm(m: int = 4096, n: int = 4096, k: int = 4096, num_stages: in
 
 def merge_gemm_resadd(m: int = 4096, n: int = 4096, k: int = 4096, num_stages: int = 4, bm: int = 128,
                       bn: int = 128, bk: int = 64, dtype: str = "float16") -> Design:
-    """D = A @ B + R: Merge A/B before the MMA, Merge accumulator/residual before the epilogue."""
+    """D = A @ B + R: Merge A/B before the MMA, Merge accumulator/residual before the epilogue.
+
+    Loaders in warpgroup 0, the MMA as two warpgroups (warps 4..11, 64 fp32 accumulators per
+    thread at BN=128), the epilogue in warpgroup 3; the accumulator and the residual tile (one
+    Merge) have one stage each."""
     gmem_a, gmem_b, gmem_r = (GmemTensor(n_, dtype=dtype) for n_ in ("gmem_a", "gmem_b", "gmem_r"))
     smem_a, smem_b = _operands(num_stages, bm, bn, bk, dtype)
     tmem_c = _accumulator(bm, bn)
     smem_r = MemoryResource("smem_r", create_tma_async_pipeline_cfg(
-        num_stages=2, num_bytes=bm * bn * DTYPE_BYTES[dtype], consumer_group=WARPGROUP), Compute("copy"), dtype, (bm, bn))
+        num_stages=1, num_bytes=bm * bn * DTYPE_BYTES[dtype], consumer_group=WARPGROUP), Compute("copy"), dtype, (bm, bn))
     gmem_d = GmemTensor("gmem_d", compute=Compute("store", "tmem_c + smem_r"), dtype=dtype)
     ab = PipelineGroup(name="ab", members=[smem_a, smem_b], mode=PipelineGroupMode.Merge)
     cr = PipelineGroup(name="cr", members=[tmem_c, smem_r], mode=PipelineGroupMode.Merge)
     tasks = [
-        Task("mma", 0, 4, [smem_a, smem_b], [tmem_c], merge_mma_schedule(cr.tmem_c, ab)),
-        Task("epilogue", 4, 4, [tmem_c, smem_r], [gmem_d], resadd_epilogue_schedule(gmem_d, cr)),
-        Task("load_a", 8, 1, [gmem_a], [smem_a], gemm_load_schedule(gmem_a, ab.smem_a)),
-        Task("load_b", 9, 1, [gmem_b], [smem_b], gemm_load_schedule(gmem_b, ab.smem_b)),
-        Task("load_r", 10, 1, [gmem_r], [smem_r], load_schedule(gmem_r, cr.smem_r)),
+        Task("load_a", 0, 1, [gmem_a], [smem_a], gemm_load_schedule(gmem_a, ab.smem_a)),
+        Task("load_b", 1, 1, [gmem_b], [smem_b], gemm_load_schedule(gmem_b, ab.smem_b)),
+        Task("load_r", 2, 1, [gmem_r], [smem_r], load_schedule(gmem_r, cr.smem_r)),
+        Task("mma", 4, 8, [smem_a, smem_b], [tmem_c], merge_mma_schedule(cr.tmem_c, ab)),
+        Task("epilogue", 12, 4, [tmem_c, smem_r], [gmem_d], resadd_epilogue_schedule(gmem_d, cr)),
     ]
     return Design("merge_gemm_resadd", [gmem_a, gmem_b, gmem_r, smem_a, smem_b, tmem_c, smem_r, gmem_d],
                   {smem_a: [gmem_a], smem_b: [gmem_b], smem_r: [gmem_r], tmem_c: [smem_a, smem_b],
@@ -332,9 +357,12 @@ def fork_gemm_load_schedule(src, group):
             group.commit()
 
 
-def fork_gemm_act(m: int = 4096, n: int = 4096, k: int = 4096, num_stages: int = 4, bm: int = 128, bn: int = 128,
+def fork_gemm_act(m: int = 4096, n: int = 4096, k: int = 4096, num_stages: int = 3, bm: int = 128, bn: int = 128,
                   bk: int = 64, dtype: str = "float16") -> Design:
-    """D0 = A @ B and D1 = relu(A) from one loaded A tile, forked to the MMA and to a ReLU task."""
+    """D0 = A @ B and D1 = relu(A) from one loaded A tile, forked to the MMA and to a ReLU task.
+
+    Loaders in warpgroup 0, the MMA as two warpgroups (warps 4..11), the epilogue and the ReLU
+    task in warpgroups 3 and 4."""
     eb = DTYPE_BYTES[dtype]
     gmem_a, gmem_b = GmemTensor("gmem_a", dtype=dtype), GmemTensor("gmem_b", dtype=dtype)
     smem_a = MemoryResource("smem_a", create_tma_umma_pipeline_cfg(num_stages=num_stages, num_bytes=bm * bk * eb),
@@ -349,11 +377,11 @@ def fork_gemm_act(m: int = 4096, n: int = 4096, k: int = 4096, num_stages: int =
     gmem_d1 = GmemTensor("gmem_d1", compute=Compute("store", "max(smem_act, 0.f)"), dtype=dtype)
     fa = PipelineGroup(name="fa", members=[smem_a, smem_act], mode=PipelineGroupMode.Fork)
     tasks = [
-        Task("mma", 0, 4, [smem_a, smem_b], [tmem_c], fork_mma_schedule(tmem_c, fa.smem_a, smem_b)),
-        Task("epilogue", 4, 4, [tmem_c], [gmem_d0], epilogue_schedule(tmem_c, gmem_d0)),
-        Task("act", 8, 4, [smem_act], [gmem_d1], act_schedule(fa.smem_act, gmem_d1)),
-        Task("load_a", 12, 1, [gmem_a], [smem_a, smem_act], fork_gemm_load_schedule(gmem_a, fa)),
-        Task("load_b", 13, 1, [gmem_b], [smem_b], gemm_load_schedule(gmem_b, smem_b)),
+        Task("load_a", 0, 1, [gmem_a], [smem_a, smem_act], fork_gemm_load_schedule(gmem_a, fa)),
+        Task("load_b", 1, 1, [gmem_b], [smem_b], gemm_load_schedule(gmem_b, smem_b)),
+        Task("mma", 4, 8, [smem_a, smem_b], [tmem_c], fork_mma_schedule(tmem_c, fa.smem_a, smem_b)),
+        Task("epilogue", 12, 4, [tmem_c], [gmem_d0], epilogue_schedule(tmem_c, gmem_d0)),
+        Task("act", 16, 4, [smem_act], [gmem_d1], act_schedule(fa.smem_act, gmem_d1)),
     ]
     return Design("fork_gemm_act", [gmem_a, gmem_b, smem_a, smem_act, smem_b, tmem_c, gmem_d0, gmem_d1],
                   {smem_a: [gmem_a], smem_act: [gmem_a], smem_b: [gmem_b], tmem_c: [smem_a, smem_b],

@@ -50,25 +50,38 @@ class SmemAllocator:
         self._grouped: set[str] = set()
 
     def add_resource(self, resource: Resource, *, grouped: bool | None = None) -> int:
-        """Place ``resource``'s stages; its own barriers too unless it is (or will be) grouped."""
+        """Place ``resource``'s stages; its own barriers too unless it is (or will be) grouped.
+
+        A resource that ``aliases`` one already placed shares its buffer (grown to the larger
+        size when it is the last buffer).  Raises ``DesignError`` and changes nothing when the
+        block's shared memory would be exceeded."""
+        if resource.name in self.data:
+            raise DesignError(f"{resource.name!r} already has data storage in this allocator", code="alloc.twice",
+                              hint="register each resource once")
         cfg = resource.pipeline_config
         nbytes = cfg.num_bytes * cfg.num_stages if cfg and resource.memory is Memory.SMEM else 0
-        offset = _align(self.data_bytes, DATA_ALIGN)
-        self.data[resource.name] = (offset, nbytes)
-        self.data_bytes = offset + nbytes
         if grouped is None:
             from ..model.group import _CLAIMS
             grouped = _CLAIMS.get(id(resource)) is not None
-        if cfg is not None and not grouped:
+        barrier_bytes = barrier_layout(resource).num_bytes if cfg is not None and not grouped else 0
+        root = self.data.get(resource.aliases) if resource.aliases else None
+        if root is not None:
+            offset = root[0]
+            end = max(self.data_bytes, offset + nbytes)
+        else:
+            offset = _align(self.data_bytes, DATA_ALIGN)
+            end = offset + nbytes
+        self._check(end, self.barriers.num_bytes + barrier_bytes)
+        self.data[resource.name] = (offset, nbytes)
+        self.data_bytes = end
+        if barrier_bytes:
             self.barriers.add_resource(resource)
-        self._check()
         return offset
 
     def add_pipeline_group(self, group: PipelineGroup) -> int:
         """The group owns its barrier slots (its members own none)."""
-        offset = self.barriers.add_pipeline_group(group)
-        self._check()
-        return offset
+        self._check(self.data_bytes, self.barriers.num_bytes + barrier_layout(group).num_bytes)
+        return self.barriers.add_pipeline_group(group)
 
     @property
     def total_bytes(self) -> int:
@@ -78,9 +91,10 @@ class SmemAllocator:
         return (f"smem: data {self.data_bytes} B + barriers {self.barriers.num_bytes} B = {self.total_bytes} B "
                 f"of {self.capacity} B")
 
-    def _check(self) -> None:
-        if self.total_bytes > self.capacity:
+    def _check(self, data_bytes: int, barrier_bytes: int) -> None:
+        total = _align(data_bytes, 16) + barrier_bytes
+        if total > self.capacity:
             raise DesignError(
-                f"shared memory exceeded: data {self.data_bytes} B + barriers {self.barriers.num_bytes} B = "
-                f"{self.total_bytes} B, expected at most {self.capacity} B per block",
+                f"shared memory exceeded: data {data_bytes} B + barriers {barrier_bytes} B = "
+                f"{total} B, expected at most {self.capacity} B per block",
                 code="smem.capacity", hint="use fewer stages or smaller tiles")

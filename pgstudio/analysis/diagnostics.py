@@ -19,6 +19,7 @@ class Report:
     design: str
     diagnostics: tuple[Diagnostic, ...] = ()
     verdict: Any = None  # the exhaustive checker's verdict, when it ran
+    subject: Any = field(default=None, compare=False, repr=False)  # the Design, when known (for its picture)
 
     @property
     def errors(self) -> tuple[Diagnostic, ...]:
@@ -54,6 +55,10 @@ class Report:
         if self.verdict is not None:
             lines.append(f"  checker: {self.verdict.summary() if hasattr(self.verdict, 'summary') else self.verdict}")
         return "\n".join(lines)
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        from .display import report_bundle
+        return report_bundle(self)
 
     def _repr_html_(self) -> str:
         colour = {"error": "#c0392b", "warning": "#b9770e", "info": "#2e86c1"}

@@ -14,9 +14,10 @@ collapsed side counts the one common group once), and its tx bytes the bytes the
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Sequence
 
+from ..errors import DesignError
 from ..model.design import Design
 from ..model.group import PipelineGroup, PipelineGroupMode
 from ..model.resource import Memory, Resource
@@ -214,7 +215,8 @@ def barrier_layout(x: Any) -> BarrierLayout:
         sets = _group_sets(x, 0)
     elif isinstance(x, Resource):
         if x.pipeline_config is None:
-            raise ValueError(f"resource {x.name!r} has no pipeline_config, so it has no barriers")
+            raise DesignError(f"resource {x.name!r} has no pipeline_config, so it has no barriers",
+                              code="layout.unpipelined", hint="give it a create_*_pipeline_cfg(...) config")
         sets = _own_sets(x, 0)
     else:
         raise TypeError(f"barrier_layout() takes a Design, PipelineGroup or pipelined resource, got {type(x).__name__}")
@@ -274,29 +276,41 @@ def _align(n: int, a: int) -> int:
     return (n + a - 1) // a * a
 
 
+def _buffer_roots(smem: Sequence[Resource]) -> dict[str, str]:
+    """Resource -> the resource whose buffer it occupies (itself unless it ``aliases`` another
+    staged shared-memory resource, followed through chains)."""
+    by_name = {r.name: r for r in smem}
+    roots = {}
+    for r in smem:
+        root, seen = r.name, set()
+        while by_name[root].aliases in by_name and root not in seen:
+            seen.add(root)
+            root = by_name[root].aliases
+        roots[r.name] = root
+    return roots
+
+
 def smem_layout(design: Design, capacity: int = SMEM_CAPACITY) -> SmemLayout:
-    buffers: list[Buffer] = []
-    placed: dict[str, Buffer] = {}
-    offset = 0
-    tmem = 0
-    for r in design.resources:
+    """Data buffers in resource order (each aligned to ``DATA_ALIGN``; views of one buffer share
+    it, sized for the largest view), then the barriers of ``barrier_layout(design)``."""
+    smem = [r for r in design.resources if r.pipeline_config is not None and r.memory is Memory.SMEM]
+    tmem = sum(r.pipeline_config.num_bytes * r.pipeline_config.num_stages for r in design.resources
+               if r.pipeline_config is not None and r.memory is Memory.TMEM)
+    roots = _buffer_roots(smem)
+    family_bytes: dict[str, int] = {}
+    for r in smem:
         cfg = r.pipeline_config
-        if cfg is None:
-            continue
-        if r.memory is Memory.TMEM:
-            tmem += cfg.num_bytes * cfg.num_stages
-            continue
-        if r.memory is not Memory.SMEM:
-            continue
-        if r.aliases and r.aliases in placed:
-            root = placed[r.aliases]
-            buf = Buffer(r.name, root.offset, cfg.num_bytes, cfg.num_stages, r.aliases)
-        else:
-            offset = _align(offset, DATA_ALIGN)
-            buf = Buffer(r.name, offset, cfg.num_bytes, cfg.num_stages)
-            offset += buf.num_bytes
-        placed[r.name] = buf
-        buffers.append(buf)
+        family_bytes[roots[r.name]] = max(family_bytes.get(roots[r.name], 0), cfg.num_bytes * cfg.num_stages)
+    offsets: dict[str, int] = {}
+    buffers: list[Buffer] = []
+    offset = 0
+    for r in smem:
+        root = roots[r.name]
+        if root not in offsets:
+            offsets[root] = _align(offset, DATA_ALIGN)
+            offset = offsets[root] + family_bytes[root]
+        cfg = r.pipeline_config
+        buffers.append(Buffer(r.name, offsets[root], cfg.num_bytes, cfg.num_stages, None if root == r.name else root))
     data = offset
     bar_off = _align(data, 16)
     nbar = sum(s.stages for s in design_sets(design))

@@ -13,7 +13,7 @@ from typing import Callable, Iterator
 
 from ..model.config import check_config
 from ..model.design import Design
-from ..model.diagnostic import Diagnostic, error, warning
+from ..model.diagnostic import Diagnostic, error
 from ..model.group_rules import check_group
 from ..model.kinds import OpKind
 from ..model.names import name_problem
@@ -105,8 +105,8 @@ def rule_tasks(d: Design) -> Iterator[Diagnostic]:
 def rule_schedules(d: Design) -> Iterator[Diagnostic]:
     groups = {g.name: g for g in d.groups}
 
-    def pipelined(name: str) -> bool:
-        return not d.has_resource(name) or d.resource(name).pipeline_config is not None
+    def pipelined(name: str) -> bool | None:  # None: not a resource (reported by rule_tasks)
+        return d.resource(name).pipeline_config is not None if d.has_resource(name) else None
 
     for t in d.tasks:
         if t.schedule is None:
@@ -199,24 +199,28 @@ def rule_release_order(d: Design) -> Iterator[Diagnostic]:
     for t in d.tasks:
         if t.schedule is None:
             continue
-        body = list(t.schedule.body)
-        for i, step in enumerate(body):
-            if step.op != "release":
+        for body in t.schedule.segments():
+            yield from _release_order(d, t, body)
+
+
+def _release_order(d: Design, t, body) -> Iterator[Diagnostic]:
+    for i, step in enumerate(body):
+        if step.op != "release":
+            continue
+        released = (d.group(step.target).member_names if step.via == "group" and any(g.name == step.target for g in d.groups)
+                    else (step.target,))
+        for later in body[i + 1:]:
+            if later.op not in ("load", "store", "mma") or not d.has_resource(later.target):
                 continue
-            released = (d.group(step.target).member_names if step.via == "group" and any(g.name == step.target for g in d.groups)
-                        else (step.target,))
-            for later in body[i + 1:]:
-                if later.op not in ("load", "store", "mma") or not d.has_resource(later.target):
-                    continue
-                cfg = d.resource(later.target).pipeline_config
-                dma = later.op == "mma" or (cfg is not None and cfg.producer_kind in (OpKind.TMA, OpKind.UMMA))
-                reads = set(d.deps(later.target)) | {v for _, v in later.args}
-                hit = [r for r in released if r in reads]
-                if dma and hit:
-                    yield error("schedule.release_before_use",
-                                f"task {t.name!r}: {step} releases {', '.join(map(repr, hit))} before {later}, which reads it; "
-                                f"the producer may overwrite the stage while it is being read",
-                                (t.name, *hit), f"move {step} after {later}")
+            cfg = d.resource(later.target).pipeline_config
+            dma = later.op == "mma" or (cfg is not None and cfg.producer_kind in (OpKind.TMA, OpKind.UMMA))
+            reads = set(d.deps(later.target)) | {v for _, v in later.args}
+            hit = [r for r in released if r in reads]
+            if dma and hit:
+                yield error("schedule.release_before_use",
+                            f"task {t.name!r}: {step} releases {', '.join(map(repr, hit))} before {later}, which reads it; "
+                            f"the producer may overwrite the stage while it is being read",
+                            (t.name, *hit), f"move {step} after {later}")
 
 
 def rule_loops(d: Design) -> Iterator[Diagnostic]:

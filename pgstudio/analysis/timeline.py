@@ -49,6 +49,11 @@ class Timeline:
     meta: tuple[tuple[str, object], ...] = field(default=())
 
     @property
+    def meta_dict(self) -> dict:
+        """``meta`` as a dict (a simulated run puts ``status``, ``iterations``, ``stuck``, ``cost`` there)."""
+        return dict(self.meta)
+
+    @property
     def lanes(self) -> tuple[str, ...]:
         return tuple(t[0] for t in self.tasks) or tuple(dict.fromkeys(e.task for e in self.events))
 
@@ -107,15 +112,8 @@ class Timeline:
         return self.summary()
 
     def _repr_mimebundle_(self, include=None, exclude=None):
-        from html import escape
-        bundle = {"text/plain": self.summary() + "\n" + self.table(),
-                  "text/html": f"<b>{escape(self.summary())}</b><pre style='font-size:11px'>{escape(self.table())}</pre>"}
-        try:
-            from ..render.timeline import timeline_svg
-            bundle["image/svg+xml"] = timeline_svg(self)
-        except ImportError:
-            pass
-        return bundle
+        from .display import timeline_bundle
+        return timeline_bundle(self)
 
     @staticmethod
     def from_events(design: str, events: Iterable[Event], tasks=(), source: str = "simulated", meta=()) -> "Timeline":

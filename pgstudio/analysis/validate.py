@@ -36,4 +36,4 @@ def validate(design: Design, *, checker: bool = False, iterations: int = 4) -> R
         if check is not None:
             verdict = check(design, iterations=iterations)
             diags.extend(verdict.diagnostics())
-    return Report(design.name, tuple(diags), verdict)
+    return Report(design.name, tuple(diags), verdict, subject=design)

@@ -42,6 +42,11 @@ class KernelSource:
         h.update("\0".join((self.arch, *self.options)).encode())
         return h.hexdigest()[:24]
 
+    @property
+    def info(self) -> dict[str, object]:
+        """``meta`` as a dict (what the generator recorded for the runtime: dtype, tile, wait sites ...)."""
+        return dict(self.meta)
+
     def element_at(self, line: int) -> str | None:
         """The design element that generated ``line`` (nearest mapped line at or above it)."""
         best = None

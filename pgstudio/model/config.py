@@ -20,12 +20,31 @@ from .kinds import Agent, AsyncProducerOp, OpKind, PipelineType
 TMA_BYTES_ALIGN = 16
 
 
+def _coerce(enum: type, value: object, what: str):
+    """``value`` as a member of ``enum`` (its string value works too), else ``DesignError``."""
+    try:
+        return enum(value)
+    except (ValueError, TypeError):
+        allowed = ", ".join(e.value for e in enum)
+        raise DesignError(f"{what} {value!r} is not one of {allowed}", code="config.enum",
+                          hint=f"use {enum.__name__}.<name>") from None
+
+
+def _is_int(value: object) -> bool:
+    """A whole number that is not a bool (True would silently mean 1)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 @dataclass(frozen=True)
 class CooperativeGroup:
     """``size`` threads or warps that act together on one side of a pipeline."""
 
     agent: Agent = Agent.Thread
     size: int = 1
+
+    def __post_init__(self) -> None:
+        # "Warp" must count 32 threads whether it came as the enum or as its string (files, studio).
+        object.__setattr__(self, "agent", _coerce(Agent, self.agent, "cooperative group agent"))
 
     @property
     def num_threads(self) -> int:
@@ -53,6 +72,11 @@ class PipelineConfig:
     consumer_group: CooperativeGroup = field(default=ONE_THREAD)
     async_producer_op: AsyncProducerOp = AsyncProducerOp.AsyncThread
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "pipeline_type", _coerce(PipelineType, self.pipeline_type, "pipeline_type"))
+        object.__setattr__(self, "async_producer_op",
+                           _coerce(AsyncProducerOp, self.async_producer_op, "async_producer_op"))
+
     @property
     def producer_kind(self) -> OpKind:
         return self.pipeline_type.producer_kind
@@ -73,25 +97,26 @@ class PipelineConfig:
 def check_config(cfg: PipelineConfig, owner: str = "config") -> Iterator[Diagnostic]:
     """Structural rules of one config: stages, bytes, group sizes."""
     where = (owner,) if owner != "config" else ()
-    if not isinstance(cfg.num_stages, int) or cfg.num_stages < 1:
+    label = f"resource {owner!r}" if where else "pipeline config"
+    if not _is_int(cfg.num_stages) or cfg.num_stages < 1:
         yield error("config.num_stages",
-                    f"{owner!r}: num_stages is {cfg.num_stages!r}, expected an integer >= 1",
+                    f"{label}: num_stages is {cfg.num_stages!r}, expected an integer >= 1",
                     where, "give num_stages=2 or more to overlap producer and consumer")
-    if not isinstance(cfg.num_bytes, int) or cfg.num_bytes < 0:
+    if not _is_int(cfg.num_bytes) or cfg.num_bytes < 0:
         yield error("config.num_bytes",
-                    f"{owner!r}: num_bytes is {cfg.num_bytes!r}, expected an integer >= 0",
+                    f"{label}: num_bytes is {cfg.num_bytes!r}, expected an integer >= 0",
                     where, "give the bytes that land in one stage")
     elif cfg.producer_kind is OpKind.TMA and (cfg.num_bytes <= 0 or cfg.num_bytes % TMA_BYTES_ALIGN):
         yield error("config.tma_bytes",
-                    f"{owner!r} ({cfg.pipeline_type}): num_bytes is {cfg.num_bytes}, expected a "
+                    f"{label} ({cfg.pipeline_type}): num_bytes is {cfg.num_bytes}, expected a "
                     f"positive multiple of {TMA_BYTES_ALIGN} (a tma producer's copy completes "
                     f"the full barrier's transaction bytes)",
                     where, f"round num_bytes up to a multiple of {TMA_BYTES_ALIGN}")
     for side in ("producer", "consumer"):
         grp = cfg.group(side)
-        if not isinstance(grp.size, int) or grp.size < 1:
+        if not _is_int(grp.size) or grp.size < 1:
             yield error("config.group_size",
-                        f"{owner!r}: {side}_group size is {grp.size!r}, expected an integer >= 1",
+                        f"{label}: {side}_group size is {grp.size!r}, expected an integer >= 1",
                         where, f"give {side}_group=CooperativeGroup(Agent.Thread, n) with n >= 1")
 
 
@@ -102,6 +127,10 @@ def _default_group(kind: OpKind) -> CooperativeGroup:
 def _make(ptype: PipelineType, num_stages: int, num_bytes: int,
           producer_group: CooperativeGroup | None, consumer_group: CooperativeGroup | None,
           async_producer_op: AsyncProducerOp = AsyncProducerOp.AsyncThread) -> PipelineConfig:
+    for side, grp in (("producer", producer_group), ("consumer", consumer_group)):
+        if grp is not None and not isinstance(grp, CooperativeGroup):
+            raise DesignError(f"{ptype}: {side}_group is {grp!r}, expected a CooperativeGroup", code="config.group_size",
+                              hint=f"give {side}_group=CooperativeGroup(Agent.Thread, n) or CooperativeGroup(Agent.Warp, n)")
     cfg = PipelineConfig(
         pipeline_type=ptype, num_stages=num_stages, num_bytes=num_bytes,
         producer_group=producer_group or _default_group(ptype.producer_kind),

@@ -16,7 +16,7 @@ from typing import Any, Sequence
 from ..errors import DesignError
 from .config import CooperativeGroup, PipelineConfig
 from .diagnostic import raise_first
-from .group_rules import check_group, merged_num_bytes
+from .group_rules import alias_roots, check_group, merged_num_bytes
 from .kinds import OpKind, PipelineType
 from .names import check_name
 from .resource import Resource
@@ -87,9 +87,21 @@ class PipelineGroup:
     def __init__(self, name: str, members: Sequence[Resource], mode: PipelineGroupMode = PipelineGroupMode.Merge,
                  pipeline_config: PipelineConfig | None = None, *, _check: bool = True) -> None:
         check_name(name, "group")
+        try:
+            mode = PipelineGroupMode(mode)
+        except ValueError:
+            raise DesignError(f"group {name!r}: mode {mode!r} is not one of "
+                              f"{', '.join(m.value for m in PipelineGroupMode)}", code="group.mode",
+                              hint="use PipelineGroupMode.Merge, .Fork or .FusedMerge") from None
+        if isinstance(members, (str, Resource)) or not all(isinstance(m, Resource) for m in members):
+            raise DesignError(f"group {name!r}: members must be a list of resource objects, got {members!r}",
+                              code="group.members", hint="pass members=[smem_a, smem_b] (the resources, not their names)")
+        if pipeline_config is not None and not isinstance(pipeline_config, PipelineConfig):
+            raise DesignError(f"group {name!r}: pipeline_config is {pipeline_config!r}, expected a PipelineConfig or None",
+                              code="group.explicit_config", hint="build it with a create_*_pipeline_cfg factory")
         object.__setattr__(self, "name", name)
         object.__setattr__(self, "members", tuple(members))
-        object.__setattr__(self, "mode", PipelineGroupMode(mode))
+        object.__setattr__(self, "mode", mode)
         object.__setattr__(self, "pipeline_config", pipeline_config)
         if _check:
             for m in self.members:
@@ -136,17 +148,20 @@ class PipelineGroup:
         side = self.mode.collapsed_side
         other = "consumer" if side == "producer" else "producer"
         cfgs = [m.pipeline_config for m in self.members if m.pipeline_config is not None]
+        if not cfgs:
+            raise DesignError(f"group {self.name!r} has no pipelined member, so it has no merged config",
+                              code="group.members", hint="give each member its own create_*_pipeline_cfg(...) config")
         types = {c.pipeline_type for c in cfgs}
         first = cfgs[0]
         return GroupConfig(
             num_stages=first.num_stages,
-            num_bytes=merged_num_bytes(self.members, self.mode),
+            num_bytes=merged_num_bytes([m for m in self.members if m.pipeline_config is not None], self.mode),
             collapsed_side=side,
             collapsed_kind=first.pipeline_type.kind(side),
             pipeline_type=types.pop() if len(types) == 1 else None,
             collapsed_threads=first.arrive_count(side),
             many_threads=sum(c.arrive_count(other) for c in cfgs),
-            aliased=self.mode is PipelineGroupMode.Fork and len({m.aliases or m.name for m in self.members}) == 1,
+            aliased=self.mode is PipelineGroupMode.Fork and len(set(alias_roots(self.members).values())) == 1,
         )
 
     # -- collapsed stage, recorded inside @schedule ---------------------------------------

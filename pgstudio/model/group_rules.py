@@ -50,11 +50,13 @@ def check_group(name: str, members: Sequence[Resource], mode, pipeline_config: P
                     f"expected every member to be a pipelined resource",
                     where, "give each member its own create_*_pipeline_cfg(...) config")
         return
+    first = members[0]
+    fcfg = first.pipeline_config
     stages = {m.pipeline_config.num_stages for m in members}
     if len(stages) > 1:
         yield error("group.num_stages",
                     f"group {name!r}: members' num_stages differ ({_members_text(members, lambda m: m.pipeline_config.num_stages)}), "
-                    f"expected one value for all members",
+                    f"expected num_stages {fcfg.num_stages} for every member (as {first.name!r})",
                     where, "give every member the same num_stages")
     kinds = {m.pipeline_config.pipeline_type.kind(side) for m in members}
     if len(kinds) > 1:
@@ -63,13 +65,15 @@ def check_group(name: str, members: Sequence[Resource], mode, pipeline_config: P
             for (s, kind), types in ALLOWED_MIXES.items() if s == side)
         yield error("group.collapsed_kind",
                     f"group {name!r} ({mode.value}) collapses the {side} side, so every member needs one "
-                    f"{side} kind; got {_members_text(members, lambda m: f'{m.pipeline_config.pipeline_type} ({side} {m.pipeline_config.pipeline_type.kind(side)})')}",
+                    f"{side} kind; got {_members_text(members, lambda m: f'{m.pipeline_config.pipeline_type} ({side} {m.pipeline_config.pipeline_type.kind(side)})')}, "
+                    f"expected {side} kind {fcfg.pipeline_type.kind(side)} for every member (as {first.name!r})",
                     where, f"allowed {mode.value} mixes: {allowed}; or leave the odd member out of the group")
     sizes = {m.pipeline_config.arrive_count(side) for m in members}
     if len(sizes) > 1:
         yield error("group.collapsed_size",
                     f"group {name!r} ({mode.value}): the collapsed {side} side is driven by one task, so its "
-                    f"cooperative groups must match; got {_members_text(members, lambda m: f'{m.pipeline_config.arrive_count(side)} threads')}",
+                    f"cooperative groups must match; got {_members_text(members, lambda m: f'{m.pipeline_config.arrive_count(side)} threads')}, "
+                    f"expected {fcfg.arrive_count(side)} threads for every member (as {first.name!r})",
                     where, f"give every member the same {side}_group")
     if mode.value == "Fork":
         yield from _check_fork_alias(name, members, where)
@@ -77,25 +81,45 @@ def check_group(name: str, members: Sequence[Resource], mode, pipeline_config: P
         yield from _check_explicit(name, members, mode, pipeline_config, where)
 
 
-def _alias_root(m: Resource) -> str:
-    return m.aliases or m.name
+def alias_roots(members: Sequence[Resource]) -> dict[str, str]:
+    """Member name -> the buffer it views: follow ``aliases`` through the members (a member
+    aliasing a member aliasing X views X's buffer)."""
+    by_name = {m.name: m for m in members}
+    roots = {}
+    for m in members:
+        root, seen = m.name, set()
+        while root in by_name and by_name[root].aliases and root not in seen:
+            seen.add(root)
+            root = by_name[root].aliases
+        roots[m.name] = root
+    return roots
+
+
+def _buffers(members: Sequence[Resource]) -> dict[str, list[Resource]]:
+    """Physical buffer -> the members that view it, in member order."""
+    out: dict[str, list[Resource]] = {}
+    roots = alias_roots(members)
+    for m in members:
+        out.setdefault(roots[m.name], []).append(m)
+    return out
 
 
 def _check_fork_alias(name: str, members: Sequence[Resource], where) -> Iterator[Diagnostic]:
-    roots = {_alias_root(m) for m in members}
-    if len(roots) == 1:
-        nbytes = {m.pipeline_config.num_bytes for m in members}
-        if len(nbytes) > 1:
+    for root, views in _buffers(members).items():
+        nbytes = {m.pipeline_config.num_bytes for m in views}
+        if len(views) > 1 and len(nbytes) > 1:
             yield error("group.alias_bytes",
-                        f"fork {name!r}: members view one buffer {roots.pop()!r} but their num_bytes differ "
-                        f"({_members_text(members, lambda m: m.pipeline_config.num_bytes)}); one copy lands once",
+                        f"fork {name!r}: members {', '.join(repr(m.name) for m in views)} view one buffer {root!r} but "
+                        f"their num_bytes differ ({_members_text(views, lambda m: m.pipeline_config.num_bytes)}), "
+                        f"expected {views[0].pipeline_config.num_bytes} for each (one copy lands once)",
                         where, "give the aliased members the same num_bytes")
 
 
 def merged_num_bytes(members: Sequence[Resource], mode) -> int:
-    """Bytes per stage of the group: the sum, except a Fork of views of one buffer (one copy)."""
-    if mode.value == "Fork" and len({_alias_root(m) for m in members}) == 1:
-        return members[0].pipeline_config.num_bytes
+    """Bytes per stage of the group: the sum over members, except that in a Fork the views of
+    one physical buffer count once (one copy lands once)."""
+    if mode.value == "Fork":
+        return sum(views[0].pipeline_config.num_bytes for views in _buffers(members).values())
     return sum(m.pipeline_config.num_bytes for m in members)
 
 
@@ -119,5 +143,5 @@ def _check_explicit(name: str, members: Sequence[Resource], mode, cfg: PipelineC
         if got[key] != value:
             yield error("group.explicit_config",
                         f"group {name!r}: explicit pipeline_config has {key} {got[key]!r}, expected {value!r} "
-                        f"(derived from the members)",
+                        f"(derived from members {', '.join(repr(m.name) for m in members)})",
                         where, "drop pipeline_config (the group derives it) or make it agree with the members")

@@ -97,6 +97,21 @@ class CapturedSchedule:
         loop = self.loop
         return tuple(_walk(loop.body)) if loop else tuple(self.steps())
 
+    def segments(self) -> Iterator[tuple[Step, ...]]:
+        """The units a bracket must close within: each top-level domain loop's body (nested
+        loops flattened into it), and each run of steps outside any loop."""
+        run: list[Step] = []
+        for node in self.nodes:
+            if isinstance(node, Loop):
+                if run:
+                    yield tuple(run)
+                    run = []
+                yield tuple(_walk(node.body))
+            else:
+                run.append(node)
+        if run:
+            yield tuple(run)
+
     def text(self) -> str:
         """The schedule as Python-like text (shown in the studio and the CLI)."""
         lines = [f"@schedule  # {self.name}"]

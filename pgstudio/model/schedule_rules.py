@@ -27,13 +27,16 @@ GROUP_OPS = {
 
 def check_schedule(task: str, captured: CapturedSchedule, src: Sequence[str], dst: Sequence[str],
                    groups: Mapping[str, object], group_of: Callable[[str], object | None],
-                   pipelined: Callable[[str], bool]) -> Iterator[Diagnostic]:
-    """All capture-time rules for one task, in program order."""
+                   pipelined: Callable[[str], bool | None]) -> Iterator[Diagnostic]:
+    """All capture-time rules for one task, in program order.
+
+    ``pipelined(name)`` is True / False for a resource the caller knows, None for one it does not
+    (a task given only names): rules that need to know are skipped for it."""
     steps = list(captured.steps())
-    body = list(captured.body)
     yield from _check_ops(task, steps, src, dst, groups, group_of, pipelined)
     yield from _check_try_order(task, steps)
-    yield from _check_brackets(task, body, groups, pipelined)
+    for segment in captured.segments():
+        yield from _check_brackets(task, list(segment), groups, pipelined)
 
 
 def _check_ops(task, steps, src, dst, groups, group_of, pipelined) -> Iterator[Diagnostic]:
@@ -84,7 +87,7 @@ def _check_ops(task, steps, src, dst, groups, group_of, pipelined) -> Iterator[D
                         f"task {task!r}: {step} is consumer work on {step.target!r}, which is not in its src_resources "
                         f"({', '.join(src) or 'none'})",
                         where, f"add {step.target!r} to src_resources, or move this step to the task that consumes it")
-        elif not step.is_work and not pipelined(step.target):
+        elif not step.is_work and pipelined(step.target) is False:
             yield error("schedule.unpipelined",
                         f"task {task!r}: {step} synchronises on {step.target!r}, which has no pipeline_config",
                         where, "give the resource a pipeline config, or drop the barrier step")

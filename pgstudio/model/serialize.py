@@ -114,6 +114,14 @@ class _Reader:
             raise DesignError(f"{self._p(key)}: {value!r} is not one of {allowed}", code="json.value") from None
 
 
+def _at(path: str, build: Callable[[], Any]) -> Any:
+    """Build one element, naming ``path`` in any DesignError its constructor raises."""
+    try:
+        return build()
+    except DesignError as exc:
+        raise DesignError(f"{path}: {exc}", code=exc.code or "json.value") from None
+
+
 def _name_check(v: str) -> str | None:
     return name_problem(v)
 
@@ -129,7 +137,8 @@ def _names(r: _Reader, key: str) -> list[str]:
 def _cgroup(obj: Any, path: str) -> CooperativeGroup:
     r = _Reader(obj, path)
     r.only("agent", "size")
-    return CooperativeGroup(r.enum("agent", Agent), r.get("size", int))
+    agent, size = r.enum("agent", Agent), r.get("size", int)
+    return _at(path, lambda: CooperativeGroup(agent, size))
 
 
 def _config(obj: Any, path: str) -> PipelineConfig | None:
@@ -177,6 +186,9 @@ def design_from_dict(obj: Any) -> Design:
                           code="json.version", hint="upgrade pgstudio to read newer files")
     problem = r.get("problem", dict, {})
     for k, v in problem.items():
+        if not k.isidentifier():
+            raise DesignError(f"problem.{k}: {k!r} is not an identifier (loop bounds name problem symbols)",
+                              code="json.value")
         if not isinstance(v, (int, float, str)) or isinstance(v, bool):
             raise DesignError(f"problem.{k}: expected a number or a string, got {json.dumps(v)[:60]}", code="json.type")
     resources = {}
@@ -193,10 +205,11 @@ def design_from_dict(obj: Any) -> Design:
             raise DesignError(f"resources[{i}].tile: expected positive integers, got {json.dumps(tile)[:60]}", code="json.type")
         if name in resources:
             raise DesignError(f"resources[{i}].name: {name!r} appears twice", code="json.value")
-        resources[name] = RESOURCE_CLASSES[memory](
+        fields = dict(
             name=name, pipeline_config=_config(rr.get("pipeline_config", (dict, type(None)), None), f"resources[{i}].pipeline_config"),
             compute=Compute(comp.get("op", str), comp.get("expr", str, "")), dtype=rr.get("dtype", str, "float32"),
             tile=tuple(tile), aliases=rr.get("aliases", (str, type(None)), None))
+        resources[name] = _at(f"resources[{i}]", lambda: RESOURCE_CLASSES[memory](**fields))
     graph = {}
     for k, deps in r.get("graph", dict, {}).items():
         if not isinstance(deps, list) or not all(isinstance(x, str) for x in deps):
@@ -214,10 +227,9 @@ def design_from_dict(obj: Any) -> Design:
         gr = _Reader(go, f"groups[{i}]")
         gr.only("name", "mode", "members", "pipeline_config")
         members = [resource(m, f"groups[{i}].members[{j}]") for j, m in enumerate(_names(gr, "members"))]
-        groups.append(PipelineGroup.unchecked(gr.get("name", str, check=_name_check), members,
-                                              gr.enum("mode", PipelineGroupMode),
-                                              _config(gr.get("pipeline_config", (dict, type(None)), None),
-                                                      f"groups[{i}].pipeline_config")))
+        gname, mode = gr.get("name", str, check=_name_check), gr.enum("mode", PipelineGroupMode)
+        gcfg = _config(gr.get("pipeline_config", (dict, type(None)), None), f"groups[{i}].pipeline_config")
+        groups.append(_at(f"groups[{i}]", lambda: PipelineGroup.unchecked(gname, members, mode, gcfg)))
     tasks = []
     for i, to in enumerate(r.get("tasks", list, [])):
         tr = _Reader(to, f"tasks[{i}]")
@@ -229,15 +241,20 @@ def design_from_dict(obj: Any) -> Design:
             sr.only("name", "nodes")
             sched = CapturedSchedule(sr.get("name", str),
                                      tuple(_node(n, f"tasks[{i}].schedule.nodes[{j}]") for j, n in enumerate(sr.get("nodes", list))))
-        tasks.append(Task.unchecked(tr.get("name", str, check=_name_check), tr.get("warp_idx", int), tr.get("num_warps", int),
-                                    _names(tr, "src_resources"), _names(tr, "dst_resources"), sched))
-    return Design(r.get("name", str, check=_name_check), resources.values(), graph, groups, tasks, problem)
+        args = (tr.get("name", str, check=_name_check), tr.get("warp_idx", int), tr.get("num_warps", int),
+                _names(tr, "src_resources"), _names(tr, "dst_resources"), sched)
+        tasks.append(_at(f"tasks[{i}]", lambda: Task.unchecked(*args)))
+    name = r.get("name", str, check=_name_check)
+    return _at("design", lambda: Design(name, resources.values(), graph, groups, tasks, problem))
 
 
 def design_from_json(text: str | bytes) -> Design:
     try:
         obj = json.loads(text)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+    except (ValueError, TypeError, RecursionError) as exc:  # JSONDecodeError, bad UTF-8, huge ints, deep nesting
         raise DesignError(f"design file is not valid JSON: {exc}", code="json.syntax",
                           hint="fix the file or load a saved copy") from None
-    return design_from_dict(obj)
+    try:
+        return design_from_dict(obj)
+    except RecursionError:
+        raise DesignError("design file nests domain loops too deeply", code="json.value") from None

@@ -18,6 +18,12 @@ WARP = 32
 MAX_WARPS = 32
 
 
+def _resource(r: Any) -> Any:
+    """A ``group.member`` reference stands for its resource in a task's resource lists."""
+    from .group import MemberRef
+    return r.resource if isinstance(r, MemberRef) else r
+
+
 def _name(r: Any) -> str:
     return r if isinstance(r, str) else r.name
 
@@ -30,7 +36,9 @@ class Task:
     ``src_resources`` are consumed, ``dst_resources`` produced.  Resources are kept by name (a
     task is plain data); pass resource objects or names.  The schedule is captured here and the
     schedule rules raise ``ScheduleError`` on the first problem; ``Task.unchecked`` skips them
-    so a design can hold a wrong schedule and ``Design.validate()`` can report it.
+    so a design can hold a wrong schedule and ``Design.validate()`` can report it.  A
+    ``CapturedSchedule`` passed as is (from a file, the studio, ``ungrouped``) is kept without
+    the capture-time check: it has no live groups to check against; ``Design.validate()`` checks it.
     """
 
     name: str
@@ -47,6 +55,13 @@ class Task:
             if not isinstance(value, int) or isinstance(value, bool) or value < low:
                 raise DesignError(f"task {name!r}: {label} is {value!r}, expected an integer >= {low}",
                                   code="task.warps", hint=f"give {label} as a whole number >= {low}")
+        for label, items in (("src_resources", src_resources), ("dst_resources", dst_resources)):
+            if isinstance(items, (str, bytes)) or not all(isinstance(r, str) or isinstance(getattr(r, "name", None), str)
+                                                         for r in items):
+                raise DesignError(f"task {name!r}: {label} is {items!r}, expected a list of resources or resource names",
+                                  code="task.resource", hint=f"pass {label}=[smem_a, ...]")
+        src_resources = [_resource(r) for r in src_resources]
+        dst_resources = [_resource(r) for r in dst_resources]
         object.__setattr__(self, "name", name)
         object.__setattr__(self, "warp_idx", warp_idx)
         object.__setattr__(self, "num_warps", num_warps)
@@ -54,7 +69,9 @@ class Task:
         object.__setattr__(self, "dst_resources", tuple(_name(r) for r in dst_resources))
         captured, groups, resources = self._capture(schedule, src_resources, dst_resources)
         object.__setattr__(self, "schedule", captured)
-        if _check and captured is not None:
+        # A schedule captured elsewhere (a file, the studio, ungrouped()) has no live groups to
+        # check against here; Design.validate() checks it with the design's groups.
+        if _check and captured is not None and not isinstance(schedule, CapturedSchedule):
             from .group import _CLAIMS
 
             objects = {_name(r): r for r in (*src_resources, *dst_resources) if not isinstance(r, str)}
@@ -67,9 +84,9 @@ class Task:
                 obj = objects.get(res)
                 return _CLAIMS.get(id(obj)) if obj is not None else None
 
-            def pipelined(res: str) -> bool:
+            def pipelined(res: str) -> bool | None:
                 obj = objects.get(res)
-                return obj is None or obj.pipeline_config is not None
+                return None if obj is None else getattr(obj, "pipeline_config", None) is not None
 
             raise_first(check_schedule(name, captured, self.src_resources, self.dst_resources,
                                        groups, group_of, pipelined), ScheduleError)

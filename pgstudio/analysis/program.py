@@ -1,0 +1,337 @@
+"""A design's tasks unrolled over a few iterations: what the simulator and the checker execute.
+
+``resolve.py`` binds every schedule step to concrete barrier actions on concrete barrier sets
+(through THE protocol table and the layout) and names the cursor each step uses.  Here the
+loops are unrolled with chosen trip counts and the cursors are walked, so every executed step
+(``StepRun``) knows its stage, round and parity, the slots it touches (``Act``), and what it
+does to stage data (holds, releases, writes, reads).  Nothing here decides protocol: change the
+table and both the simulator and the checker follow.
+
+Cursor walk (semantics.md section 5): the k-th use of a cursor with S stages touches stage
+``k % S`` in round ``k // S``; a wait uses parity ``(k // S) & 1`` on the consumer side and its
+complement on the producer side (producers start at parity 1); a commit or release advances it.
+
+Loop counts (``loop_counts``): the canonical designs loop over thousands of tiles, far too many
+to explore.  Every loop bound that names a problem symbol (or is a literal) is shrunk: bounds of
+outermost loops to ``iterations``, of inner loops to ``inner``.  Shrinking keeps order: if two
+outermost loops are bounded by different values, they stay different (the smaller becomes
+``iterations``, the next ``iterations + 1`` ...), and start / step bounds are kept, so two tasks
+that run a different number of iterations still do.  ``loops={"num_tiles": 3}`` sets a symbol
+outright.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Mapping
+
+from ..errors import DesignError
+from ..model.design import Design
+from ..model.kinds import OpKind
+from ..model.schedule import Loop, Step
+from .layout import BarrierLayout, barrier_layout
+from .protocol import ALL, COPY, ONE
+from .resolve import START_PHASE, ResolvedLoop, ResolvedStep, TaskPlan, resolve
+
+#: Bytes per element of the supported dtypes.
+DTYPE_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2}
+
+
+@dataclass(frozen=True)
+class Act:
+    """One barrier action on one slot: ``wait`` (for ``parity``), ``arrive`` (``arrivals``
+    threads), ``arrive_expect_tx`` (expect ``tx`` bytes, arrive once) or ``complete_tx`` (a copy
+    landing ``tx`` bytes).  ``round`` is the cursor's round: the phase of the slot the action
+    belongs to."""
+
+    verb: str
+    set: str
+    role: str
+    slot: int
+    stage: int
+    round: int
+    parity: int
+    arrivals: int
+    tx: int
+    who: str
+
+    def __str__(self) -> str:
+        where = f"{self.set}[{self.stage}]"
+        if self.verb == "wait":
+            return f"wait {where} parity {self.parity}"
+        if self.verb == "arrive":
+            return f"arrive {where} x{self.arrivals}"
+        if self.verb == "arrive_expect_tx":
+            return f"arrive.expect_tx {where} {self.tx} B"
+        return f"copy lands {self.tx} B on {where}"
+
+
+@dataclass(frozen=True)
+class StepRun:
+    """One executed instance of a schedule step of one task."""
+
+    task: str
+    index: int  # position in the task's unrolled program
+    step: Step
+    side: str
+    kind: OpKind | None
+    iteration: int  # flat iteration (see ``flat iteration`` in unroll)
+    stage: int  # stage of the step's cursor, -1 without one
+    round: int
+    acts: tuple[Act, ...] = ()
+    holds: tuple[str, ...] = ()  # a consumer wait: resources whose current stage the task now holds
+    frees: tuple[str, ...] = ()  # a consumer release: resources whose stage it gives back
+    write: str | None = None  # producer work: the resource whose stage it writes
+    written: tuple[str, ...] = ()  # every resource of the task that the write fills (views of one buffer)
+    commits: tuple[str, ...] = ()  # a producer commit: resources whose stage is now complete
+    reads: tuple[tuple[str, int, int], ...] = ()  # (resource, stage, round) the step reads itself
+    dma: bool = False  # tma / umma work: it reads its operands from shared memory itself
+    copy_bytes: int = 0  # a tma load: bytes the copy lands
+    work_bytes: int = 0  # bytes the step moves (for the cost model)
+    flops: int = 0  # an MMA's flops (for the cost model)
+    threads: int = 32
+
+    @property
+    def is_copy(self) -> bool:
+        return self.copy_bytes > 0
+
+    def __str__(self) -> str:
+        return str(self.step)
+
+
+@dataclass(frozen=True)
+class Program:
+    """Every task's unrolled steps, with the layout and the loop counts used."""
+
+    design: Design
+    layout: BarrierLayout
+    counts: Mapping[str, int]
+    tasks: tuple[str, ...]
+    runs: tuple[tuple[StepRun, ...], ...]  # per task, in task order
+    buffers: Mapping[str, str]  # resource -> the resource whose buffer it occupies
+
+    def slot_counts(self) -> tuple[int, ...]:
+        """Init count of every slot, in slot order."""
+        return tuple(s.arrive_count for s in self.layout.slots)
+
+    def slot_name(self, slot: int) -> str:
+        s = self.layout.slots[slot]
+        return f"{s.set}[{s.stage}]"
+
+
+# -- loop counts ----------------------------------------------------------------------------------
+
+def _loops(nodes, depth: int, out: list) -> None:
+    for n in nodes:
+        if isinstance(n, Loop):
+            out.append((n, depth))
+            _loops(n.body, depth + 1, out)
+
+
+def _value(bound, problem: Mapping, where: str) -> int:
+    v = problem.get(bound, None) if isinstance(bound, str) else bound
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise DesignError(f"{where}: loop bound {bound!r} is not an integer or an integer problem symbol "
+                          f"(problem: {', '.join(f'{k}={v!r}' for k, v in problem.items()) or 'none'})",
+                          code="schedule.loop", hint="use integers or names from Design.problem")
+    return v
+
+
+def loop_counts(design: Design, iterations: int | None = 4, inner: int | None = 2,
+                loops: Mapping[str, int] | None = None) -> dict[str, int]:
+    """The value each loop-bound symbol (and literal stop bound, keyed ``"#<n>"``) takes
+    when unrolling; see the module docstring.  ``None`` keeps a tier's real values."""
+    problem = design.problem_dict
+    loops = dict(loops or {})
+    tier: dict[object, int] = {}  # bound -> shallowest depth it bounds a loop at
+    for t in design.tasks:
+        found: list = []
+        _loops(t.schedule.nodes if t.schedule else (), 0, found)
+        for loop, depth in found:
+            tier[loop.stop] = min(tier.get(loop.stop, depth), depth)
+    out: dict[str, int] = {}
+    for depth_is_outer in (True, False):
+        cap = iterations if depth_is_outer else inner
+        bounds = [b for b, d in tier.items() if (d == 0) == depth_is_outer]
+        real = {b: _value(b, problem, f"design {design.name!r}") for b in bounds if b not in loops}
+        large = sorted({v for v in real.values() if cap is not None and v > cap})
+        for b, v in real.items():
+            out[_key(b, tier[b])] = v if cap is None or v <= cap else cap + large.index(v)
+    for name, v in loops.items():
+        out[name] = v
+    return out
+
+
+def _key(bound, depth: int = 0) -> str:
+    return bound if isinstance(bound, str) else f"#{bound}"
+
+
+def trip_count(loop: Loop, counts: Mapping[str, int], problem: Mapping) -> int:
+    """Iterations of ``loop`` with the stop bound taken from ``counts`` (see ``loop_counts``)."""
+    stop = counts.get(_key(loop.stop))
+    if stop is None:
+        stop = _value(loop.stop, problem, "loop")
+    start = counts.get(loop.start) if isinstance(loop.start, str) and loop.start in counts else \
+        _value(loop.start, problem, "loop")
+    step = counts.get(loop.step) if isinstance(loop.step, str) and loop.step in counts else \
+        _value(loop.step, problem, "loop")
+    if step <= 0:
+        raise DesignError(f"domain_loop({loop.start}, {loop.stop}, {loop.step}): step must be positive",
+                          code="schedule.loop", hint="use a positive step")
+    return max(0, -(-(stop - start) // step))
+
+
+# -- sizes ------------------------------------------------------------------------------------------
+
+def tile_bytes(design: Design, name: str) -> int:
+    """Bytes of one tile of ``name``: its tile shape times its element size, else its stage bytes."""
+    if not design.has_resource(name):
+        return 0
+    r = design.resource(name)
+    if r.tile:
+        return math.prod(r.tile) * DTYPE_BYTES.get(r.dtype, 4)
+    return r.pipeline_config.num_bytes if r.pipeline_config else 0
+
+
+def buffer_roots(design: Design) -> dict[str, str]:
+    """Resource -> the resource whose buffer it occupies (following ``aliases`` chains)."""
+    names = {r.name: r for r in design.resources}
+    roots = {}
+    for r in design.resources:
+        root, seen = r.name, set()
+        while names[root].aliases in names and root not in seen:
+            seen.add(root)
+            root = names[root].aliases
+        roots[r.name] = root
+    return roots
+
+
+# -- unrolling --------------------------------------------------------------------------------------
+
+class _Unroller:
+    def __init__(self, design: Design, layout: BarrierLayout, counts: Mapping[str, int]) -> None:
+        self.design = design
+        self.layout = layout
+        self.counts = counts
+        self.problem = design.problem_dict
+        self.roots = buffer_roots(design)
+        self.first = {s.name: s.first for s in layout.sets}
+
+    def task(self, task, plan: TaskPlan) -> tuple[StepRun, ...]:
+        self.t = task
+        self.plan = plan
+        self.cursors: dict[str, int] = {}
+        self.values: dict[str, tuple[int, int]] = {}  # resource -> (stage, round) of its last read / wait
+        self.out: list[StepRun] = []
+        self.flat = -1
+        self.fresh = True  # no innermost iteration started yet in the current outer iteration
+        self.nodes(plan.nodes, 0)
+        return tuple(self.out)
+
+    def nodes(self, nodes, depth: int) -> None:
+        for n in nodes:
+            if isinstance(n, ResolvedLoop):
+                innermost = not any(isinstance(b, ResolvedLoop) for b in n.body)
+                for _ in range(trip_count(n.loop, self.counts, self.problem)):
+                    if innermost:
+                        self.flat += 1
+                        self.fresh = False
+                    elif depth == 0:
+                        self.fresh = True
+                    self.nodes(n.body, depth + 1)
+            else:
+                self.step(n)
+
+    def _where(self, cursor: str | None) -> tuple[int, int, int]:
+        if cursor is None:
+            return -1, -1, "consumer"
+        k = self.cursors.get(cursor, 0)
+        c = self.plan.cursor(cursor)
+        return k % c.stages, k // c.stages, c.side
+
+    def step(self, rs: ResolvedStep) -> None:
+        d, t, step = self.design, self.t, rs.step
+        stage, rnd, side = self._where(rs.cursor)
+        acts = []
+        for a in rs.actions:
+            parity = ((rnd & 1) ^ START_PHASE[side]) if a.verb == "wait" else -1
+            arrivals = {ONE: 1, ALL: t.num_threads, COPY: 0}[a.who] if a.verb.startswith("arrive") else 0
+            tx = a.bytes
+            if a.verb == "complete_tx":
+                tx = tile_bytes(d, step.target) or a.bytes
+            acts.append(Act(a.verb, a.set, a.role, self.first[a.set] + stage, stage, rnd, parity, arrivals, tx, a.who))
+        members = self._members(step)
+        kw: dict = {}
+        if step.op == "wait":
+            kw["holds"] = members
+            for m in members:
+                self.values[m] = (stage, rnd)
+        elif step.op == "release":
+            kw["frees"] = members
+        elif step.op == "commit":
+            kw["commits"] = members
+        elif step.op == "read" and rs.kind is not None:
+            self.values[step.target] = (stage, rnd)
+            if rs.kind is OpKind.ASYNC:  # threads read the stage here; an MMA reads it in its own step
+                kw["reads"] = ((step.target, stage, rnd),)
+            kw["work_bytes"] = tile_bytes(d, step.target) if rs.kind is OpKind.ASYNC else 0
+        elif step.is_work:
+            kw.update(self._work(rs, stage))
+        flat = self.flat + 1 if self.fresh else self.flat
+        self.out.append(StepRun(t.name, len(self.out), step, rs.side, rs.kind, max(flat, 0), stage, rnd,
+                                tuple(acts), threads=t.num_threads, **kw))
+        for c in rs.advances:
+            self.cursors[c] = self.cursors.get(c, 0) + 1
+
+    def _members(self, step: Step) -> tuple[str, ...]:
+        if step.via == "group":
+            return self.design.group(step.target).member_names
+        return (step.target,)
+
+    def _work(self, rs: ResolvedStep, stage: int) -> dict:
+        d, t, step = self.design, self.t, rs.step
+        args = [v for _, v in step.args if d.has_resource(v)]
+        kw: dict = {}
+        target = d.resource(step.target) if d.has_resource(step.target) else None
+        pipelined = target is not None and target.pipeline_config is not None
+        dma = rs.kind in (OpKind.TMA, OpKind.UMMA) or step.op == "mma"
+        if pipelined:
+            root = self.roots[step.target]
+            kw["write"] = step.target
+            kw["written"] = tuple(r for r in t.dst_resources
+                                  if d.has_resource(r) and self.roots[r] == root and d.resource(r).pipeline_config)
+        if dma:
+            kw["dma"] = True
+            kw["reads"] = tuple((a, *self.values.get(a, (-1, -1))) for a in args
+                                if a in t.src_resources and d.resource(a).pipeline_config is not None)
+        if rs.kind is OpKind.TMA and step.op == "load":
+            kw["copy_bytes"] = tile_bytes(d, step.target)
+        moved = max([tile_bytes(d, a) for a in args] + [tile_bytes(d, step.target) if pipelined else 0] + [0])
+        kw["work_bytes"] = moved
+        if step.op == "mma":
+            kw["flops"] = self._flops(step.target, args)
+        return kw
+
+    def _flops(self, target: str, args: list[str]) -> int:
+        d = self.design
+        shape = d.resource(target).tile if d.has_resource(target) else ()
+        m, n = (shape + (0, 0))[:2] if len(shape) >= 2 else (0, 0)
+        ks = [d.resource(a).tile[-1] for a in args if d.resource(a).tile]
+        k = ks[0] if ks else self.problem.get("BK", 0)
+        return 2 * m * n * k if isinstance(k, int) else 0
+
+
+def unroll(design: Design, counts: Mapping[str, int] | None = None, layout: BarrierLayout | None = None, *,
+           iterations: int | None = 4, inner: int | None = 2, loops: Mapping[str, int] | None = None) -> Program:
+    """Every task's steps over the chosen loop counts (``counts`` from ``loop_counts`` by default)."""
+    layout = layout or barrier_layout(design)
+    counts = counts if counts is not None else loop_counts(design, iterations, inner, loops)
+    plans = resolve(design, layout)
+    u = _Unroller(design, layout, counts)
+    runs = tuple(u.task(t, plans[t.name]) for t in design.tasks)
+    return Program(design, layout, dict(counts), tuple(t.name for t in design.tasks), runs, u.roots)
+
+
+__all__ = ["Act", "DTYPE_BYTES", "Program", "StepRun", "buffer_roots", "loop_counts", "tile_bytes", "trip_count",
+           "unroll"]

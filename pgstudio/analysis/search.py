@@ -1,0 +1,240 @@
+"""Breadth-first search over interleavings: plain, and with a partial-order reduction.
+
+``bfs(space)`` expands every enabled transition of every state: the reference.
+
+``bfs(space, reduced=True)`` expands only a *stubborn set* per state (Valmari): a set of agents
+closed under two rules --
+
+* an enabled transition in the set pulls in every agent outside the set whose *horizon* it
+  conflicts with (one writes an object the other reads or writes);
+* a disabled wait in the set pulls in every agent whose horizon writes the awaited slot.
+
+An agent's horizon is everything it can do before it reaches a wait that stays blocked as long
+as only agents outside the set move (its slot has not passed, and nobody outside the set writes
+it); a bulk copy's horizon is its landing.  Only the set's enabled transitions are expanded.
+The state graph is acyclic (every transition advances a task or lands bytes), so the reduced
+graph keeps every terminal state of the full one (every deadlock and every finished run), and
+since each check a transition makes reads only objects in its footprint, every violating
+transition of the full graph has a violating twin (same task, same step, same kind) in the
+reduced one.  Verdicts are therefore identical; ``tests/analysis/test_check.py`` compares them
+on small designs and every planted mistake.
+
+Both searches keep a visited set, stop at the first violation (breadth first: no shorter
+violating trace exists in the graph searched) and stop with ``capped`` when ``max_states``
+distinct states have been seen.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from dataclasses import dataclass, field
+
+from .statespace import State, StateSpace, Violation, conflict
+
+
+@dataclass
+class SearchResult:
+    states: int
+    transitions: int
+    seconds: float
+    violation: Violation | None = None
+    trace: list = field(default_factory=list)  # [(agent, State before)] from the initial state
+    capped: bool = False
+    reduced: bool = False
+    found: dict = field(default_factory=dict)  # explore_all: {signature: violation}
+
+
+class _Reducer:
+    """Stubborn sets of one state space (see the module docstring)."""
+
+    def __init__(self, space: StateSpace) -> None:
+        self.space = space
+
+    def ample(self, s: State, agents: list[int], enabled: list[int]) -> list[int]:
+        sp = self.space
+        self._memo: dict = {}  # horizons of this state, by (task, outside writes, inside arrivals)
+        fp = {a: sp.footprint(s, a) for a in agents}
+        for a in enabled:  # a step that touches nothing shared commutes with everything
+            if fp[a] == (0, 0, 0):
+                return [a]
+        fut = {a: sp.future_of(s, a) for a in agents}
+        en = set(enabled)
+        best = None
+        # copies first: a landing usually needs only its consumer, blocked on it
+        for a in sorted(enabled, key=lambda x: (x >= 0, x)):
+            members = self._closure(s, agents, a, fp, fut, en)
+            chosen = [x for x in members if x in en]
+            if len(chosen) == 1:
+                return chosen
+            if best is None or len(chosen) < len(best):
+                best = chosen
+        return best
+
+    def _closure(self, s: State, agents: list[int], start: int, fp, fut, en) -> list[int]:
+        sp = self.space
+        inside = [start]
+        new = [start]
+        while new:
+            outside = [y for y in agents if y not in inside]
+            if not outside:
+                break
+            arrivals = 0
+            for x in inside:
+                arrivals |= sp.arrivals_of(s, x)
+            horizons = self._horizons(s, outside, fut, arrivals)
+            added: list[int] = []
+            for x in new:
+                if x in en:
+                    hit = [y for y in outside if y not in added and conflict(fp[x], horizons[y])]
+                else:  # a blocked wait: whoever can complete its phase
+                    mask = sp.slot_mask[sp.code[x][s.pcs[x]].act.slot]
+                    hit = [y for y in outside if y not in added and (horizons[y][1] | horizons[y][2]) & mask]
+                added += hit
+            inside += added
+            new = added
+        return inside
+
+    def _horizons(self, s: State, outside: list[int], fut, arrivals: int) -> dict[int, tuple[int, int, int]]:
+        """Each outside agent's horizon: the least fixpoint in which a task's wait counts as
+        blocking unless the other outside agents' horizons can complete its phase."""
+        sp = self.space
+        memo = self._memo
+        h = {}
+        copy_bytes: dict[int, int] = {}
+        for y in outside:
+            if y < 0:
+                h[y] = fut[y]
+                slot, left = sp.copy_slot(s, ~y)
+                copy_bytes[slot] = copy_bytes.get(slot, 0) + left
+        ckey = tuple(sorted(copy_bytes.items()))
+        tasks = [y for y in outside if y >= 0]
+        for y in tasks:
+            h[y] = (0, 0, 0)
+        changed = True
+        while changed:
+            changed = False
+            for y in tasks:
+                ow = 0
+                for z in tasks:
+                    if z != y:
+                        ow |= h[z][1] | h[z][2]
+                key = (y, ow, ckey, arrivals)
+                new = memo.get(key)
+                if new is None:
+                    new = memo[key] = sp.horizon(s, y, ow, copy_bytes, arrivals)
+                if new != h[y]:
+                    h[y] = new
+                    changed = True
+        return h
+
+
+def bfs(space: StateSpace, *, reduced: bool = False, max_states: int = 1_000_000,
+        explore_all: bool = False) -> SearchResult:
+    """Search every interleaving (or a stubborn-set reduction of them); see the module docstring.
+    ``explore_all`` does not stop at violations: it records each one (by task, step and kind) in
+    ``found`` and every terminal state's verdict, for comparing the two searches."""
+    t0 = time.perf_counter()
+    init = space.initial()
+    index = {init: 0}
+    states = [init]
+    parent = [-1]
+    via = [0]
+    queue = deque([0])
+    transitions = 0
+    reducer = _Reducer(space) if reduced else None
+    result = SearchResult(0, 0, 0.0, reduced=reduced)
+
+    def trace(sid: int) -> list:
+        out = []
+        while sid > 0:
+            out.append((via[sid], states[parent[sid]]))
+            sid = parent[sid]
+        return out[::-1]
+
+    while queue:
+        sid = queue.popleft()
+        s = states[sid]
+        agents = space.agents(s)
+        enabled = [a for a in agents if space.enabled(s, a)]
+        if not enabled:
+            v = space.terminal(s)
+            if v is not None:
+                if not explore_all:
+                    result.violation, result.trace = v, trace(sid)
+                    break
+                result.found[("terminal", v.kind, s)] = v
+            elif explore_all:
+                result.found[("terminal", "done", s)] = None
+            continue
+        ample = reducer.ample(s, agents, enabled) if reducer else enabled
+        stop = False
+        for a in ample:
+            nxt = space.fire(s, a)
+            transitions += 1
+            if isinstance(nxt, Violation):
+                if not explore_all:
+                    result.violation, result.trace = nxt, trace(sid) + [(a, s)]
+                    stop = True
+                    break
+                name, ins = space.label(s, a)
+                result.found[(nxt.kind, name, ins.run.index, ins.op)] = nxt
+                continue
+            if nxt not in index:
+                if len(states) >= max_states:
+                    result.capped = True
+                    stop = True
+                    break
+                index[nxt] = len(states)
+                states.append(nxt)
+                parent.append(sid)
+                via.append(a)
+                queue.append(len(states) - 1)
+        if stop:
+            break
+    result.states = len(states)
+    result.transitions = transitions
+    result.seconds = time.perf_counter() - t0
+    return result
+
+
+def causal_slice(space: StateSpace, trace: list) -> list:
+    """The steps of a violating ``trace`` (agent, state before) that the last step depends on,
+    directly or through others (same task, a copy and its issue, or conflicting footprints), in
+    their original order, re-executed from the initial state.  Every step left is needed for the
+    violation; independent steps of other tasks are dropped."""
+    if not trace:
+        return trace
+    labelled = []
+    for a, s in trace:
+        task = a if a >= 0 else s.copies[~a][0]
+        key = (task, s.pcs[a]) if a >= 0 else (task, s.copies[~a][1])  # a copy is keyed by its issue
+        labelled.append((a, task, key, a < 0, space.footprint(s, a)))
+    keep = [False] * len(labelled)
+    keep[-1] = True
+    kept = [labelled[-1][4]]
+    tasks = {labelled[-1][1]} if not labelled[-1][3] else set()
+    copies = {labelled[-1][2]} if labelled[-1][3] else set()
+    for k in range(len(labelled) - 2, -1, -1):
+        a, task, key, is_copy, fp = labelled[k]
+        if (not is_copy and (task in tasks or key in copies)) or any(conflict(fp, o) for o in kept):
+            keep[k] = True
+            kept.append(fp)
+            (copies if is_copy else tasks).add(key if is_copy else task)
+    # re-execute the kept steps: agents are re-identified (a copy's index may differ)
+    out = []
+    s = space.initial()
+    for (a, task, key, is_copy, _), wanted in zip(labelled, keep):
+        if not wanted:
+            continue
+        if is_copy:
+            a = next(~j for j, c in enumerate(s.copies) if (c[0], c[1]) == key)
+        out.append((a, s))
+        nxt = space.fire(s, a)
+        if isinstance(nxt, Violation):
+            break
+        s = nxt
+    return out
+
+
+__all__ = ["SearchResult", "bfs", "causal_slice"]

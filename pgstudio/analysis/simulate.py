@@ -1,0 +1,227 @@
+"""A deterministic discrete-event run of a design over a few iterations -> ``Timeline``.
+
+Each task runs its unrolled steps (``program.py``) one after another; every barrier action is
+the protocol table's (through ``resolve.py``) and acts on an exact mbarrier model
+(``mbarrier.py``): a wait blocks until the phase of its parity has completed, arrivals and
+landing bytes complete phases exactly as on the GPU.  A design with a wrong count therefore
+behaves as it would on the GPU: a phase that never completes leaves tasks blocked (the run ends
+with ``status == "deadlock"`` in the timeline's metadata), one that completes early lets a
+consumer through too soon.
+
+Time comes from the cost model (``cost.py``).  Bulk copies are asynchronous: issuing one costs
+the producer ``issue_ns``; its bytes queue on the block's memory pipe and land ``latency`` later
+on the full barrier (a copy lane ``<task>.tma`` shows them).  Everything else occupies its task
+for its cost.  An MMA is modelled as finishing before its task's next step (tensor-core work is
+not overlapped with the issuing thread's next wait).  Ties are broken by event order, then task
+order, so a run is reproducible.
+
+    >>> from pgstudio import examples
+    >>> tl = simulate(examples.merge_copy(), iterations=8)
+    >>> tl.meta_dict["status"], tl.iterations
+    ('complete', 8)
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass
+from typing import Mapping
+
+from ..model.design import Design
+from ..model.resource import Memory
+from . import mbarrier
+from .cost import H200, CostModel
+from .mbarrier import Mbarrier
+from .program import Act, Program, StepRun, unroll
+from .timeline import ARRIVE, BLOCKED, PHASE_FLIP, SYNC, WORK, Event, Timeline
+
+COPY_LANE = "{task}.tma"
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """The barrier states right after one barrier action (``states`` in slot order)."""
+
+    time: float
+    agent: str  # task name, or "<task>.tma" for a landing copy
+    step: str
+    action: str
+    states: tuple[Mbarrier, ...]
+
+
+class Simulator:
+    """One run; ``run()`` returns the timeline, ``snapshots`` the barrier states after every
+    action (for teaching and tests), ``states`` the final barrier states."""
+
+    def __init__(self, design: Design, iterations: int = 8, *, inner: int | None = None,
+                 loops: Mapping[str, int] | None = None, cost: CostModel = H200, program: Program | None = None) -> None:
+        self.design = design
+        self.cost = cost
+        self.program = program or unroll(design, iterations=iterations, inner=inner, loops=loops)
+        self.counts = self.program.slot_counts()
+        self.states: list[Mbarrier] = [mbarrier.init(c) for c in self.counts]
+        self.snapshots: list[Snapshot] = []
+        self.events: list[Event] = []
+        self.tasks = [design.task(n) for n in self.program.tasks]
+        self._queue: list = []
+        self._seq = 0
+        self._pipe_free = 0.0
+        self._waiters: dict[int, list[tuple[int, int]]] = {}  # slot -> [(task index, parity)]
+        self._pc = [0] * len(self.tasks)  # step index per task
+        self._act = [0] * len(self.tasks)  # next action within the step
+        self._step_start = [0.0] * len(self.tasks)
+        self._blocked_since: dict[int, float] = {}
+        self.now = 0.0
+
+    # -- plumbing ---------------------------------------------------------------------------
+    def _push(self, time: float, kind: str, payload) -> None:
+        self._seq += 1
+        heapq.heappush(self._queue, (time, self._seq, kind, payload))
+
+    def _warps(self, i: int) -> tuple[int, int]:
+        return (self.tasks[i].warp_idx, self.tasks[i].num_warps)
+
+    def _snap(self, agent: str, run: StepRun, action: str) -> None:
+        self.snapshots.append(Snapshot(self.now, agent, str(run.step), action, tuple(self.states)))
+
+    def _flip_events(self, agent: str, act: Act, before: Mbarrier, after: Mbarrier, warps, it: int) -> None:
+        for phase in range(before.phase, after.phase):
+            self.events.append(Event(agent, "phase_flip", PHASE_FLIP, self.now, self.now, act.set.split(".")[0],
+                                     act.set, act.slot, act.stage, phase & 1, it, warps))
+        if after.phase > before.phase:
+            self._wake(act.slot)
+
+    def _wake(self, slot: int) -> None:
+        still = []
+        for i, parity in self._waiters.get(slot, []):
+            if self.states[slot].passes(parity):
+                self._push(self.now, "task", i)
+            else:
+                still.append((i, parity))
+        self._waiters[slot] = still
+
+    # -- running ----------------------------------------------------------------------------
+    def run(self) -> Timeline:
+        for i in range(len(self.tasks)):
+            self._push(0.0, "task", i)
+        while self._queue:
+            self.now, _, kind, payload = heapq.heappop(self._queue)
+            if kind == "task":
+                self._advance(payload)
+            else:
+                self._land(*payload)
+        return self._timeline()
+
+    def _advance(self, i: int) -> None:
+        """Run task ``i`` from now until it blocks or finishes a step (then requeue)."""
+        runs = self.program.runs[i]
+        if self._pc[i] >= len(runs):
+            return
+        run = runs[self._pc[i]]
+        name, warps = self.tasks[i].name, self._warps(i)
+        if i in self._blocked_since:  # woken: close the blocked interval
+            since = self._blocked_since.pop(i)
+            act = run.acts[self._act[i]]
+            self.events.append(Event(name, "blocked", BLOCKED, since, self.now, run.step.target, act.set, act.slot,
+                                     act.stage, act.parity, run.iteration, warps))
+            self._step_start[i] = self.now
+        elif self._act[i] == 0:
+            self._step_start[i] = self.now
+        t = self.now
+        while self._act[i] < len(run.acts):
+            act = run.acts[self._act[i]]
+            if act.verb == "wait":
+                if not self.states[act.slot].passes(act.parity):
+                    self._blocked_since[i] = t
+                    self._waiters.setdefault(act.slot, []).append((i, act.parity))
+                    return
+                t += self.cost.barrier_ns
+                self._snap(name, run, str(act))
+            elif act.verb in ("arrive", "arrive_expect_tx"):
+                self.now = t
+                before = self.states[act.slot]
+                if act.verb == "arrive":
+                    res = mbarrier.arrive(before, self.counts[act.slot], act.arrivals)
+                else:
+                    res = mbarrier.arrive_expect_tx(before, self.counts[act.slot], act.tx)
+                self.states[act.slot] = res.state
+                self.events.append(Event(name, "arrive", ARRIVE, t, t, run.step.target, act.set, act.slot, act.stage,
+                                         before.parity, run.iteration, warps))
+                self._snap(name, run, str(act))
+                self._flip_events(name, act, before, res.state, warps, run.iteration)
+                t += self.cost.barrier_ns
+            elif act.verb == "complete_tx":  # issue the bulk copy; its bytes land later
+                start = max(t, self._pipe_free)
+                self._pipe_free = start + self.cost.copy_transfer(act.tx)
+                land = self._pipe_free + self.cost.bulk_latency_ns
+                self._push(land, "land", (i, self._pc[i], self._act[i], t))
+                t += self.cost.issue_ns
+            self._act[i] += 1
+        t = self._work(run, t)
+        self.events.append(Event(name, run.step.op, WORK if run.step.is_work else SYNC, self._step_start[i], t,
+                                 run.step.target, run.acts[0].set if run.acts else "", run.acts[0].slot if run.acts else -1,
+                                 run.stage, run.round & 1 if run.round >= 0 else -1, run.iteration, warps))
+        self._pc[i] += 1
+        self._act[i] = 0
+        self._push(t, "task", i)
+
+    def _work(self, run: StepRun, t: float) -> float:
+        c, d = self.cost, self.design
+        op = run.step.op
+        if not run.step.is_work:
+            return t + (c.barrier_ns if not run.acts else 0.0)
+        if run.is_copy:
+            return t
+        target = d.resource(run.step.target) if d.has_resource(run.step.target) else None
+        if op == "mma":
+            return t + c.mma(run.flops, target.dtype if target else "float16")
+        if op == "read":
+            return t + c.smem_work(run.work_bytes, run.threads)
+        if target is not None and target.memory is Memory.GMEM or op == "load":
+            start = max(t, self._pipe_free)
+            self._pipe_free = start + c.copy_transfer(run.work_bytes)
+            return max(t + c.gmem_threads(run.work_bytes, run.threads), self._pipe_free)
+        return t + c.smem_work(run.work_bytes, run.threads)
+
+    def _land(self, i: int, pc: int, a: int, issued: float) -> None:
+        run = self.program.runs[i][pc]
+        act = run.acts[a]
+        lane = COPY_LANE.format(task=self.tasks[i].name)
+        before = self.states[act.slot]
+        after, _ = mbarrier.land(before, self.counts[act.slot], act.tx)
+        self.states[act.slot] = after
+        self.events.append(Event(lane, "copy", WORK, issued, self.now, run.step.target, act.set, act.slot, act.stage,
+                                 act.round & 1, run.iteration, self._warps(i)))
+        self._snap(lane, run, str(act))
+        self._flip_events(lane, act, before, after, self._warps(i), run.iteration)
+
+    def _timeline(self) -> Timeline:
+        stuck = [(self.tasks[i].name, self.program.runs[i][self._pc[i]]) for i in range(len(self.tasks))
+                 if self._pc[i] < len(self.program.runs[i])]
+        for i, since in sorted(self._blocked_since.items()):  # never woken: blocked to the end
+            run = self.program.runs[i][self._pc[i]]
+            act = run.acts[self._act[i]]
+            self.events.append(Event(self.tasks[i].name, "blocked", BLOCKED, since, max(self.now, since),
+                                     run.step.target, act.set, act.slot, act.stage, act.parity, run.iteration,
+                                     self._warps(i)))
+        lanes = []
+        copying = {e.task for e in self.events}
+        for t in self.tasks:
+            lanes.append((t.name, t.warp_idx, t.num_warps))
+            if COPY_LANE.format(task=t.name) in copying:
+                lanes.append((COPY_LANE.format(task=t.name), t.warp_idx, t.num_warps))
+        meta = [("status", "deadlock" if stuck else "complete"),
+                ("iterations", dict(self.program.counts)),
+                ("stuck", tuple(f"{n}: {r.step} ({', '.join(map(str, r.acts))})" for n, r in stuck)),
+                ("cost", self.cost.describe())]
+        return Timeline.from_events(self.design.name, self.events, lanes, "simulated", meta)
+
+
+def simulate(design: Design, iterations: int = 8, *, inner: int | None = None, loops: Mapping[str, int] | None = None,
+             cost: CostModel = H200) -> Timeline:
+    """Simulate ``design`` over ``iterations`` of its outermost loops (inner loops run their real
+    count unless ``inner`` is given; ``loops`` sets symbols outright) with ``cost``."""
+    return Simulator(design, iterations, inner=inner, loops=loops, cost=cost).run()
+
+
+__all__ = ["Simulator", "Snapshot", "simulate"]

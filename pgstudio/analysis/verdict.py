@@ -1,0 +1,139 @@
+"""The checker's answer: SAFE, UNSAFE (with the kind and a witness trace) or INCOMPLETE.
+
+A ``Verdict`` displays itself in a notebook cell (``_repr_html_``: the summary, the finding and
+the witness as a table, one row per step with the barrier state it left behind), gives
+``diagnostics()`` for ``Design.validate(checker=True)`` and ``summary()`` for one line.  Its
+``timeline`` is the witness as a ``Timeline`` whose time axis counts steps, so the timeline
+picture can draw it.  INCOMPLETE is never safe: the search stopped at its state cap.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from html import escape
+
+from ..model.diagnostic import Diagnostic, error, warning
+from .statespace import KINDS
+from .timeline import Timeline
+
+SAFE, UNSAFE, INCOMPLETE = "SAFE", "UNSAFE", "INCOMPLETE"
+
+#: How to fix each kind of finding.
+HINTS = {
+    "deadlock": "make producer and consumer run the same iterations, release every stage that is waited on, and give "
+                "each barrier the init count of the arrivals it really gets",
+    "write_while_held": "acquire a stage before writing it and release it only after reading it; views of one buffer "
+                        "need the ordering of one Fork group",
+    "read_before_write": "wait before reading, and make the expected tx bytes (num_bytes) equal the bytes the copy lands",
+    "arrive_count": "set the cooperative group to the number of threads that really arrive (semantics.md section 2)",
+    "early_release": "move the release after the tma / umma step that reads the stage",
+    "unbalanced": "give the producer's and the consumer's domain_loop the same bounds",
+}
+
+
+@dataclass(frozen=True)
+class TraceRow:
+    """One step of a witness: who moved, what it did, and the barrier it touched afterwards."""
+
+    index: int
+    agent: str
+    step: str
+    action: str
+    iteration: int
+    barrier: str = ""  # "set[stage]"
+    state: str = ""  # the slot after the step: "pending p, tx t, phase n"
+    note: str = ""  # the violation, on the last row
+
+
+@dataclass(frozen=True)
+class Verdict:
+    design: str
+    status: str
+    kind: str | None = None
+    message: str = ""
+    where: tuple[str, ...] = ()
+    witness: tuple[TraceRow, ...] = ()
+    states: int = 0
+    transitions: int = 0
+    seconds: float = 0.0
+    method: str = "reduced"
+    loops: tuple[tuple[str, int], ...] = ()
+    max_states: int = 0
+    timeline: Timeline | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def safe(self) -> bool:
+        return self.status == SAFE
+
+    @property
+    def unsafe(self) -> bool:
+        return self.status == UNSAFE
+
+    @property
+    def incomplete(self) -> bool:
+        return self.status == INCOMPLETE
+
+    def _scope(self) -> str:
+        return ", ".join(f"{n}={v}" for n, v in self.loops) or "no loops"
+
+    def summary(self) -> str:
+        stats = f"{self.states} states ({self.method}), {self.seconds:.2f} s, {self._scope()}"
+        if self.status == SAFE:
+            return f"SAFE: no deadlock or race in any interleaving; {stats}"
+        if self.status == UNSAFE:
+            return f"UNSAFE ({self.kind}): {KINDS[self.kind]}; witness of {len(self.witness)} steps; {stats}"
+        return (f"INCOMPLETE: stopped at the cap of {self.max_states} states without a verdict (not known to be "
+                f"safe); {stats}")
+
+    def diagnostics(self) -> list[Diagnostic]:
+        """Diagnostics for a ``Report``: an error for UNSAFE, a warning for INCOMPLETE, none for SAFE."""
+        if self.status == UNSAFE:
+            return [error(f"check.{self.kind}", f"checker: {self.message} (witness: {len(self.witness)} steps, "
+                          f"{self._scope()})", self.where, HINTS.get(self.kind, ""))]
+        if self.status == INCOMPLETE:
+            return [warning("check.incomplete",
+                            f"checker: stopped after {self.states} states ({self._scope()}) without a verdict; the "
+                            f"design is not known to be safe", (), "raise max_states or check fewer iterations")]
+        return []
+
+    def table(self) -> str:
+        rows = [("#", "agent", "step", "action", "it", "barrier", "after")]
+        rows += [(str(r.index), r.agent, r.step, r.action, str(r.iteration), r.barrier, r.state or r.note)
+                 for r in self.witness]
+        widths = [min(max(len(r[i]) for r in rows), 48) for i in range(len(rows[0]))]
+        return "\n".join("  ".join(c[:w].ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)
+
+    def __str__(self) -> str:
+        text = self.summary()
+        if self.status == UNSAFE:
+            text += f"\n{self.message}\nwitness:\n{self.table()}"
+        return text
+
+    def _repr_html_(self) -> str:
+        colour = {SAFE: "#1e8449", UNSAFE: "#c0392b", INCOMPLETE: "#b9770e"}[self.status]
+        html = f"<div class='pgstudio'><b style='color:{colour}'>{escape(self.summary())}</b>"
+        if self.status == UNSAFE:
+            html += f"<p>{escape(self.message)}</p><p><i>fix:</i> {escape(HINTS.get(self.kind, ''))}</p>"
+            head = "".join(f"<th>{h}</th>" for h in ("#", "agent", "step", "action", "iteration", "barrier", "after"))
+            body = ""
+            for r in self.witness:
+                style = " style='background:#fdecea'" if r.note else ""
+                after = f"<b>{escape(r.note)}</b>" if r.note else escape(r.state)
+                body += (f"<tr{style}><td>{r.index}</td><td>{escape(r.agent)}</td><td><code>{escape(r.step)}</code></td>"
+                         f"<td>{escape(r.action)}</td><td>{r.iteration}</td><td>{escape(r.barrier)}</td>"
+                         f"<td>{after}</td></tr>")
+            html += f"<table><tr>{head}</tr>{body}</table>"
+        return html + "</div>"
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        bundle = {"text/plain": str(self), "text/html": self._repr_html_()}
+        if self.timeline is not None and self.timeline.events:
+            from .display import inline_svg, verdict_bundle
+            svg = verdict_bundle(self).get("image/svg+xml")
+            if svg:
+                bundle["image/svg+xml"] = svg
+                bundle["text/html"] = bundle["text/html"][:-len("</div>")] + inline_svg(svg) + "</div>"
+        return bundle
+
+
+__all__ = ["HINTS", "INCOMPLETE", "SAFE", "TraceRow", "UNSAFE", "Verdict"]

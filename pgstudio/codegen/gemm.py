@@ -1,0 +1,630 @@
+"""emit_gemm(design): a warp-specialised, persistent tensor-core GEMM kernel from a GEMM design.
+
+Every task becomes one role branch (a warp range); its captured schedule is walked step by step
+and each step becomes the barrier actions THE protocol table (``analysis/protocol.py``) gives it,
+on the slots and init counts of ``barrier_layout(design)``.  Work steps become code: a tma
+``load`` issues 128-byte-swizzled TMA box copies that complete on the member's full barrier; an
+async ``load`` copies with cp.async (AsyncLoad) or loads and stores (AsyncThread) into the same
+swizzled layout; ``mma`` issues wgmma (sm_90a) or tcgen05.mma (sm_100a); ``store`` computes the
+output expression and writes guarded 16-byte chunks to global memory.
+
+How the umma kind runs on sm_90a (see ``wgmma.py``): the accumulator lives in the registers of
+the MMA warpgroup(s); an umma consumer release is one elected arrive after ``wgmma.wait_group``
+retired the stage's MMAs (deferred by one k step, so one wgmma group stays in flight); an umma
+producer acquire waits for the staging buffer just before the registers are written to it (the
+registers are the accumulator until then), and its commit is one elected arrive after every MMA
+thread has written its fragment to the staging buffer.  On sm_100a (``tcgen05.py``) the same
+steps are tensor-memory allocation, tcgen05.mma and commit-to-mbarrier.
+
+The problem size (M, N, K) is a kernel argument: one compiled kernel serves every shape of the
+same tiles; loops over ``num_tiles`` are persistent (tile = blockIdx.x; tile += gridDim.x).
+"""
+
+from __future__ import annotations
+
+import re
+from contextlib import contextmanager
+
+from ..errors import DesignError
+from ..model.design import Design
+from ..model.kinds import AsyncProducerOp, OpKind
+from ..model.resource import Memory
+from ..model.schedule import Loop, Step
+from ..analysis.protocol import group_actions, member_actions
+from . import tcgen05, wgmma
+from .gemm_plan import PANEL_COLS, SPACES, GemmPlan, plan_gemm
+from .gemm_prelude import DIAG_WORDS, prelude
+from .source import KernelParam, KernelSource
+
+#: Named barrier the MMA task syncs on before its elected thread signals (0 is __syncthreads).
+MMA_BAR_ID = 1
+
+DOC = """\
+// pgstudio GEMM kernel for design '{name}' ({arch}); generated code, do not edit.
+// Tasks -> role branches by warp; schedules -> the protocol table's barrier actions on the
+// slots of barrier_layout(design) ({nbar} mbarriers).  {mapping}
+"""
+MAP_SM90 = """umma on sm_90a: wgmma from 128B-swizzled smem, fp32
+// accumulators in the MMA warpgroups' registers; consumer release = one elected arrive after
+// wgmma.wait_group retired the stage (one k step later); producer commit = one elected arrive
+// after the registers were staged to shared memory ({stage} staging, the emulated tensor memory)."""
+MAP_SM100 = """umma on sm_100a: one thread issues tcgen05.mma into tensor memory; an
+// umma release = tcgen05.commit to the empty mbarrier (arrives once the MMAs read the stage); the
+// producer commit = tcgen05.commit to mma_done, then the MMA warpgroup copies tensor memory to the
+// {stage} staging buffer with tcgen05.ld and one elected thread arrives on the full barrier."""
+
+
+class _Code:
+    """Lines with indentation and a line -> design element map."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.depth = 0
+        self.map: list[tuple[int, str]] = []
+
+    def __call__(self, *lines: str) -> None:
+        for text in lines:
+            for ln in text.split("\n"):
+                self.lines.append(("  " * self.depth + ln) if ln else "")
+
+    def mark(self, element: str) -> None:
+        self.map.append((len(self.lines) + 1, element))
+
+    @contextmanager
+    def block(self, head: str, tail: str = "}"):
+        self(head + " {")
+        self.depth += 1
+        yield
+        self.depth -= 1
+        self(tail)
+
+
+def _expr(expr: str, names: list[str]) -> str:
+    out = re.sub(r"\bmax\s*\(", "fmaxf(", expr)
+    out = re.sub(r"\bmin\s*\(", "fminf(", out)
+    for n in sorted(names, key=len, reverse=True):
+        out = re.sub(rf"\b{re.escape(n)}\b", f"x_{n}[e]", out)
+    return out
+
+
+class _Task:
+    """Emits one task's role branch by walking its schedule."""
+
+    def __init__(self, plan: GemmPlan, task, index: int, code: _Code) -> None:
+        self.p, self.t, self.i, self.c = plan, task, index, code
+        self.d: Design = plan.design
+        self.sm90 = plan.arch == "sm_90a"
+        self.is_mma = task is plan.mma_task
+        self.nt = task.num_threads
+        self.side = {**{r: "consumer" for r in task.src_resources}, **{r: "producer" for r in task.dst_resources}}
+        self.cursors: dict[str, int] = {}
+        self.pending_acquire: dict[str, list] = {}  # sm_90 lazy accumulator acquires, by cursor key
+        self.deferred: dict[str, list] = {}  # sm_90 umma releases, by cursor key
+        self.label = f"done_{task.name}"
+        self.loops: list[str] = []
+
+    # -- cursors ---------------------------------------------------------------------------------
+    def key(self, step: Step) -> str:
+        if step.via == "group":
+            return step.target
+        g = self.d.group_of(step.target)
+        if g is not None and step.via == "member" and self.side.get(step.target) == g.mode.collapsed_side:
+            return g.name
+        return step.target
+
+    def stages(self, key: str) -> int:
+        if self.d.has_resource(key):
+            return self.d.resource(key).pipeline_config.num_stages
+        return self.d.group(key).members[0].pipeline_config.num_stages
+
+    def advance(self, key: str) -> None:
+        self.c(f"if (++s_{key} == {self.stages(key)}) {{ s_{key} = 0; ph_{key} ^= 1u; }}")
+
+    def collect_keys(self, nodes) -> None:
+        for n in nodes:
+            if isinstance(n, Loop):
+                self.collect_keys(n.body)
+            elif n.op in ("acquire", "wait", "commit", "release"):
+                self.cursors.setdefault(self.key(n), 0)
+
+    # -- barrier actions -------------------------------------------------------------------------
+    def actions(self, step: Step):
+        """(action, barrier set) pairs of a step, straight from the protocol table."""
+        if step.via == "group":
+            g = self.d.group(step.target)
+            acts = group_actions(g.mode.value, step.op, g.merged_config.collapsed_kind)
+            anchor = g.members[0].name
+        else:
+            r = self.d.resource(step.target)
+            side = "producer" if step.op in ("acquire", "commit", "load", "store", "mma") else "consumer"
+            kind = r.pipeline_config.pipeline_type.kind(side) if r.pipeline_config else OpKind.ASYNC
+            g = self.d.group_of(r.name) if step.via == "member" else None
+            acts = member_actions(g.mode.value if g else None, step.op, kind)
+            anchor = r.name
+        return [(a, self.p.layout.set_for(anchor, a.role)) for a in acts]
+
+    def addr(self, bset, key: str, stage: str | None = None) -> str:
+        return f"(bar0 + 8u * ({bset.first} + {stage or 's_' + key}))"
+
+    def wait_code(self, bset, key: str, stage: str | None = None) -> str:
+        parity = f"ph_{key}" if bset.role == "full" else f"(ph_{key} ^ 1u)"
+        s = stage or f"s_{key}"
+        return (f"if (!wd_wait({self.addr(bset, key, stage)}, {parity}, wd_abort, wd_diag, wd_budget_ns, "
+                f"{bset.first} + {s}, {s}, tile, kt, {self.i})) goto {self.label};")
+
+    # -- walking ---------------------------------------------------------------------------------
+    def emit(self) -> None:
+        t, c = self.t, self.c
+        sched = t.schedule
+        c.mark(f"task:{t.name}")
+        c(f"// task '{t.name}': warps {t.warp_idx}..{t.warp_idx + t.num_warps - 1}, schedule {sched.name}")
+        c(f"[[maybe_unused]] const int tt = threadIdx.x - {t.warp_idx * 32};  // thread index within the task")
+        c("[[maybe_unused]] int tile = blockIdx.x, kt = 0, mb = 0, nb = 0, m0 = 0, n0 = 0, k0 = 0;")
+        self.collect_keys(sched.nodes)
+        for key in self.cursors:
+            c(f"int s_{key} = 0; u32 ph_{key} = 0u;  // cursor of {key}: stage, phase")
+        if self.is_mma and self.sm90:
+            for key in dict.fromkeys(self.key(n) for n in sched.steps() if n.op == "release"):
+                c(f"int pend_{key} = 0;  // stage of {key} whose umma release waits for wgmma.wait_group")
+            r = self.p.mma_repeats
+            c("const int wgi = tt >> 7, wl = (tt >> 5) & 3;  // warpgroup in the task, warp in the warpgroup",
+              f"float acc[{r}][{self.p.bn // 2}];  // the emulated tensor-memory accumulator")
+        self.walk(sched.nodes)
+        c(f"{self.label}: ;")
+        if self.is_mma and self.sm90:
+            c("wgmma_wait<0>();  // nothing may stay in flight past here")
+
+    def walk(self, nodes) -> None:
+        nodes = list(nodes)
+        for idx, n in enumerate(nodes):
+            if isinstance(n, Loop):
+                self.loop(n)
+            else:
+                self.step(n, nodes[idx + 1:])
+
+    def loop(self, n: Loop) -> None:
+        c = self.c
+        if n.stop == "num_tiles":
+            with c.block("for (tile = blockIdx.x; tile < num_tiles; tile += gridDim.x)"):
+                c("tile_coords(tile, tiles_m, tiles_n, mb, nb);",
+                  f"m0 = mb * {self.p.bm}; n0 = nb * {self.p.bn};")
+                self.loops.append("tile")
+                self.walk(n.body)
+                self.loops.pop()
+        elif n.stop == "num_k_tiles":
+            deferred_before = set(self.deferred)
+            with c.block("for (kt = 0; kt < num_k_tiles; ++kt)"):
+                c(f"k0 = kt * {self.p.bk};")
+                self.loops.append("k")
+                if self.is_mma and self.sm90:
+                    self.prescan_releases(n.body)
+                self.walk(n.body)
+                self.loops.pop()
+            if self.is_mma and self.sm90 and set(self.deferred) - deferred_before:
+                c("wgmma_wait<0>();")
+                with c.block("if (num_k_tiles > 0)"):
+                    self.flush_releases()
+                self.deferred.clear()
+        else:
+            raise DesignError(f"task {self.t.name!r}: domain_loop(..., {n.stop!r}) is not a GEMM loop; the GEMM "
+                              "generator knows loops over 'num_tiles' (persistent, output tiles) and 'num_k_tiles'",
+                              code="gemm.loop", hint="loop over num_tiles, and num_k_tiles inside it")
+
+    def prescan_releases(self, body) -> None:
+        for n in body:
+            if isinstance(n, Step) and n.op == "release":
+                self.deferred[self.key(n)] = self.actions(n)
+
+    def flush_releases(self) -> None:
+        """sm_90: every MMA warpgroup retired the stage; one elected thread releases it."""
+        c = self.c
+        c(f"named_bar_sync({MMA_BAR_ID}, {self.nt});")
+        with c.block("if (tt == 0)"):
+            for key, acts in self.deferred.items():
+                for a, bset in acts:
+                    c(f"mbar_arrive({self.addr(bset, key, 'pend_' + key)});  // umma release of {key}")
+
+    # -- steps -----------------------------------------------------------------------------------
+    def step(self, s: Step, rest: list) -> None:
+        c = self.c
+        c.mark(f"{'group' if s.via == 'group' else 'resource'}:{s.target}")
+        c(f"// {s}")
+        op = s.op
+        if op in ("try_acquire", "try_wait"):
+            return  # a probe of the blocking step that follows; the watchdog wait covers both
+        if op == "read":
+            return  # the consumer work reads the stage where its value is used (mma / store)
+        if op == "load":
+            return self.load(s)
+        if op == "mma":
+            return self.mma(s)
+        if op == "store":
+            return self.store(s)
+        key = self.key(s)
+        acts = self.actions(s)
+        if op == "acquire":
+            umma_acc = s.via != "group" and self.d.resource(s.target).memory is Memory.TMEM
+            if self.is_mma and self.sm90 and umma_acc:
+                self.pending_acquire.setdefault(key, []).extend(acts)
+                c("// deferred: the registers hold the accumulator; its staging buffer is awaited at commit")
+                return
+            for a, bset in acts:
+                if a.verb == "wait":
+                    self.wait_for(bset, key)
+                elif a.verb == "arrive_expect_tx":
+                    if a.once == "group" and self.later_group_acquire(s, rest):
+                        continue
+                    nbytes = (self.d.group(s.group).merged_config.num_bytes if a.bytes == "merged"
+                              else self.d.resource(s.target).pipeline_config.num_bytes)
+                    c(f"if (tt == 0) mbar_arrive_expect_tx({self.addr(bset, key)}, {nbytes}u);  // expect_tx before the copies")
+            if self.is_mma and not self.sm90 and umma_acc:
+                c("tc_fence_after();")
+        elif op == "wait":
+            for a, bset in acts:
+                self.wait_for(bset, key)
+        elif op == "commit":
+            self.commit(s, key, acts)
+            self.advance(key)
+        elif op == "release":
+            self.release(s, key, acts)
+            self.advance(key)
+
+    def wait_for(self, bset, key: str) -> None:
+        self.c(self.wait_code(bset, key))
+
+    def later_group_acquire(self, s: Step, rest: list) -> bool:
+        return any(isinstance(n, Step) and n.op == "acquire" and n.group == s.group and n.via == "member" for n in rest)
+
+    def commit(self, s: Step, key: str, acts) -> None:
+        c = self.c
+        for a, bset in acts:
+            if a.verb != "arrive":
+                continue
+            if a.who == "all":  # async producer: every thread arrives after its writes
+                op = self.d.resource(s.target).pipeline_config.async_producer_op if s.via != "group" else \
+                    self.d.group(s.target).members[0].pipeline_config.async_producer_op
+                if op is AsyncProducerOp.AsyncLoad:
+                    c(f"cp_async_arrive_noinc({self.addr(bset, key)});  // arrives when this thread's cp.async landed")
+                else:
+                    c("fence_proxy_async();  // generic-proxy stores -> async-proxy (tensor core / TMA) readers",
+                      f"mbar_arrive({self.addr(bset, key)});")
+            elif self.sm90:  # umma producer: stage the registers, then one elected arrive
+                self.stage_accumulator(key)
+                c("__threadfence_block();", f"named_bar_sync({MMA_BAR_ID}, {self.nt});",
+                  f"if (tt == 0) mbar_arrive({self.addr(bset, key)});  // umma commit: results in place")
+            else:
+                self.stage_tmem(key, bset)
+
+    def release(self, s: Step, key: str, acts) -> None:
+        c = self.c
+        for a, bset in acts:
+            if a.who == "all":
+                c(f"mbar_arrive({self.addr(bset, key)});  // async release: every thread arrives")
+            elif self.sm90:
+                c(f"pend_{key} = s_{key};  // released after wgmma.wait_group retires it (next k step)")
+            else:
+                c(f"if (tt == 0) umma_commit({self.addr(bset, key)});  // umma release: arrives once the MMAs read it")
+
+    def keys_resources(self, key: str) -> list[str]:
+        if self.d.has_resource(key):
+            return [key]
+        return list(self.d.group(key).member_names)
+
+    def is_acc(self, name: str) -> bool:
+        return name == self.p.acc
+
+    # -- work ------------------------------------------------------------------------------------
+    def coords(self, space: str, who: str) -> tuple[str, str]:
+        """(row0, col0) of a tile of ``space`` in the current loop iteration."""
+        need_k = "K" in SPACES[space]
+        if need_k and "k" not in self.loops:
+            raise DesignError(f"task {self.t.name!r}: {who} is a {space} tile, so it needs the k loop; it is used "
+                              "outside domain_loop(0, 'num_k_tiles', 1)", code="gemm.k_loop",
+                              hint="move it inside the k loop")
+        base = {"M": "m0", "N": "n0", "K": "k0"}
+        r, cl = SPACES[space]
+        return base[r], base[cl]
+
+    def load(self, s: Step) -> None:
+        c, p = self.c, self.p
+        tile = p.tiles[s.target]
+        key = self.key(s)
+        full = p.layout.set_for(s.target, "full")
+        row0, col0 = self.coords(tile.space, repr(s.target))
+        dst = f"(base + {tile.offset}u + (u32)s_{key} * {tile.stage_bytes}u)"
+        if tile.producer is OpKind.TMA:
+            tm = p.tensor_map_for[(tile.source, tile.rows)].param
+            with c.block("if (tt == 0)"):
+                for q in range(tile.panels):
+                    c(f"tma_load_2d({dst} + {q * tile.rows * 128}u, &{tm}, {col0} + {q * PANEL_COLS}, {row0}, "
+                      f"{self.addr(full, key)});")
+            return
+        chunks = tile.rows * tile.cols // 8
+        if chunks % self.nt:
+            raise DesignError(f"task {self.t.name!r}: {chunks} 16-byte chunks of {s.target!r} do not split evenly over "
+                              f"{self.nt} threads", code="gemm.async_split", hint="use a 4-warp loader")
+        op = self.d.resource(s.target).pipeline_config.async_producer_op
+        rdim, cdim = SPACES[tile.space]
+        cpr = tile.cols // 8
+        with c.block(""):
+            c(f"const u32 dst = {dst};")
+            c("#pragma unroll 4")
+            with c.block(f"for (int it = 0; it < {chunks // self.nt}; ++it)"):
+                c(f"const int idx = it * {self.nt} + tt, r = idx / {cpr}, j = idx % {cpr};",
+                  f"const u32 d = dst + (u32)(j >> 3) * {tile.rows * 128}u + (u32)r * 128u + (u32)(((j & 7) ^ (r & 7)) << 4);",
+                  f"const int gr = {row0} + r, gc = {col0} + 8 * j;",
+                  f"const bool ok = gr < {rdim} && gc < {cdim};",
+                  f"const u16* src = {tile.source} + (ok ? (size_t)gr * {cdim} + gc : 0);")
+                if op is AsyncProducerOp.AsyncLoad:
+                    c("cp_async_16(d, src, ok ? 16u : 0u);  // out of bounds: zero-fill")
+                else:
+                    c("st_shared_v4(d, ok ? *(const uint4*)src : make_uint4(0u, 0u, 0u, 0u));")
+
+    def mma(self, s: Step) -> None:
+        p, c = self.p, self.c
+        acc_key = self.key(Step("acquire", s.target, s.via, s.group))
+        ka = self.operand_key(p.a)
+        kb = self.operand_key(p.b)
+        ta, tb = p.tiles[p.a], p.tiles[p.b]
+        a_st = f"(base + {ta.offset}u + (u32)s_{ka} * {ta.stage_bytes}u)"
+        b_st = f"(base + {tb.offset}u + (u32)s_{kb} * {tb.stage_bytes}u)"
+        trans_b = 1 if p.b_major == "mn" else 0
+        lbo_b = p.bk * 128 if p.b_major == "mn" else 16
+        b_off = "kk * 2048" if p.b_major == "mn" else f"(kk >> 2) * {p.bn * 128} + (kk & 3) * 32"
+        a_off = f"(kk >> 2) * {p.bm * 128} + (kk & 3) * 32"
+        if any(p.tiles[x].producer is OpKind.ASYNC for x in (p.a, p.b)):
+            c("fence_proxy_async();  // thread-written operand stage -> async-proxy (tensor core) reads")
+        if self.sm90:
+            name = wgmma.mma_function(p.bn, p.dtype, trans_b)[0]
+            c(f"const u32 a_st = {a_st}, b_st = {b_st};", "wgmma_fence();", "#pragma unroll")
+            with c.block(f"for (int kk = 0; kk < {p.bk // 16}; ++kk)"):
+                c("const u32 scale_d = (kt > 0 || kk > 0) ? 1u : 0u;  // first k step: D = A*B",
+                  f"const u64 db = gmma_desc(b_st + {b_off}, {lbo_b}u, 1024u);", "#pragma unroll")
+                with c.block(f"for (int r = 0; r < {p.mma_repeats}; ++r)"):
+                    c(f"const u64 da = gmma_desc(a_st + {a_off} + (u32)(wgi * {p.mma_repeats} + r) * 8192u, 16u, 1024u);",
+                      f"{name}(acc[r], da, db, scale_d);")
+            c("wgmma_commit();", "wgmma_wait<1>();  // the previous k step's wgmma group has retired")
+            if self.deferred:
+                with c.block("if (kt > 0)"):
+                    self.flush_releases()
+        else:
+            idesc = tcgen05.instr_desc(128, p.bn, p.dtype, trans_b)
+            c(f"const u32 a_st = {a_st}, b_st = {b_st};", "tc_fence_after();")
+            with c.block("if (tt == 0)"):
+                c("#pragma unroll")
+                with c.block(f"for (int kk = 0; kk < {p.bk // 16}; ++kk)"):
+                    c(f"const u64 da = umma_desc(a_st + {a_off}, 16u, 1024u);",
+                      f"const u64 db = umma_desc(b_st + {b_off}, {lbo_b}u, 1024u);",
+                      f"umma_f16(tmem_base + (u32)s_{acc_key} * {p.bn}u, da, db, {idesc}u, (kt > 0 || kk > 0) ? 1u : 0u);")
+
+    def operand_key(self, res: str) -> str:
+        return self.key(Step("wait", res, "member" if self.d.group_of(res) else "bare",
+                             self.d.group_of(res).name if self.d.group_of(res) else None))
+
+    def stage_accumulator(self, key: str) -> None:
+        """sm_90: the lazy acquire, then each thread writes its fragment to the staging buffer."""
+        c, p = self.c, self.p
+        st = p.staging
+        for a, bset in self.pending_acquire.pop(key, []):
+            if a.verb == "wait":
+                c("// the umma producer's acquire: wait until the epilogue released this staging buffer")
+                self.wait_for(bset, key)
+        c(f"const u32 stg = base + {st.offset}u + (u32)s_{key} * {st.stage_bytes}u;", "#pragma unroll")
+        with c.block(f"for (int r = 0; r < {p.mma_repeats}; ++r)"):
+            c(f"const int row0 = (wgi * {p.mma_repeats} + r) * 64 + 16 * wl + (lane >> 2);", "#pragma unroll")
+            with c.block(f"for (int q = 0; q < {p.bn // 8}; ++q)"):
+                c("const int col = 8 * q + 2 * (lane & 3);", "#pragma unroll")
+                with c.block("for (int h = 0; h < 2; ++h)"):
+                    c("const float v0 = acc[r][4 * q + 2 * h], v1 = acc[r][4 * q + 2 * h + 1];")
+                    if st.dtype == "float32":
+                        c(f"st_shared_f2(stg + (u32)(row0 + 8 * h) * {st.pitch}u + (u32)col * 4u, v0, v1);")
+                    else:
+                        c(f"st_shared_u32(stg + (u32)(row0 + 8 * h) * {st.pitch}u + (u32)col * 2u, pack_{st.dtype}x2(v0, v1));")
+
+    def stage_tmem(self, key: str, full) -> None:
+        """sm_100a: the MMAs' completion is committed to this stage's ``mma_done`` barrier; the
+        task's warpgroup then copies tensor memory (warp w%4 reads lanes 32*(w%4)..) to the
+        staging buffer, so an epilogue of any width can drain it; one elected arrive follows."""
+        c, p = self.c, self.p
+        st = p.staging
+        done = f"(xbar + 8u + 8u * (u32)s_{key})"
+        c(f"if (tt == 0) umma_commit({done});  // arrives once every MMA of this tile completed",
+          f"if (!wd_wait({done}, ph_{key}, wd_abort, wd_diag, wd_budget_ns, -1, s_{key}, tile, kt, {self.i})) goto {self.label};",
+          "tc_fence_after();",
+          f"const u32 stg = base + {st.offset}u + (u32)s_{key} * {st.stage_bytes}u;",
+          "const int row = 32 * (warp & 3) + lane;  // TMEM lane = tile row", "#pragma unroll 1")
+        with c.block(f"for (int j = 0; j < {p.bn // 8}; ++j)"):
+            c("float v[8];", f"tmem_ld8(tmem_base + ((u32)(32 * (warp & 3)) << 16) + (u32)s_{key} * {p.bn}u + 8u * (u32)j, v);")
+            if st.dtype == "float32":
+                c(f"st_shared_v4(stg + (u32)row * {st.pitch}u + (u32)j * 32u, make_uint4(__float_as_uint(v[0]), "
+                  "__float_as_uint(v[1]), __float_as_uint(v[2]), __float_as_uint(v[3])));",
+                  f"st_shared_v4(stg + (u32)row * {st.pitch}u + (u32)j * 32u + 16u, make_uint4(__float_as_uint(v[4]), "
+                  "__float_as_uint(v[5]), __float_as_uint(v[6]), __float_as_uint(v[7])));")
+            else:
+                d = st.dtype
+                c(f"st_shared_v4(stg + (u32)row * {st.pitch}u + (u32)j * 16u, make_uint4(pack_{d}x2(v[0], v[1]), "
+                  f"pack_{d}x2(v[2], v[3]), pack_{d}x2(v[4], v[5]), pack_{d}x2(v[6], v[7])));")
+        c("tc_fence_before();", "__threadfence_block();", f"named_bar_sync({MMA_BAR_ID}, 128);",
+          f"if (tt == 0) mbar_arrive({self.addr(full, key)});  // umma commit: results in place")
+
+    def store(self, s: Step) -> None:
+        c, p = self.c, self.p
+        out = self.d.resource(s.target)
+        ins = list(self.d.deps(out.name))
+        expr = out.compute.expr or (ins[0] if len(ins) == 1 else "")
+        if not expr:
+            raise DesignError(f"output {out.name!r} depends on {ins} but has no expression", code="gemm.store",
+                              hint="give it Compute('store', '<expression over the inputs>')")
+        space = p.gmem_spaces[out.name]
+        row0, col0 = self.coords(space, repr(out.name))
+        rdim, cdim = SPACES[space]
+        rows, cols = {"MN": (p.bm, p.bn), "MK": (p.bm, p.bk)}[space]
+        cpr = cols // 8
+        body = _expr(expr, ins)
+        guard = space == "MK" and "tile" in self.loops
+        if guard:
+            c("// the output does not depend on the N tile: only the first N-tile column writes it")
+        chunks = rows * cols // 8
+        if chunks % self.nt:
+            raise DesignError(f"task {self.t.name!r}: {chunks} chunks of {out.name!r} do not split over "
+                              f"{self.nt} threads", code="gemm.store_split", hint="use a 4-warp task")
+        with c.block("if (nb == 0)" if guard else ""):
+            c("#pragma unroll 2")
+            with c.block(f"for (int it = 0; it < {chunks // self.nt}; ++it)"):
+                c(f"const int idx = it * {self.nt} + tt, r = idx / {cpr}, j = idx % {cpr};")
+                self.chunk(out, ins, body, row0, col0, rdim, cdim)
+
+    def chunk(self, out, ins, body, row0, col0, rdim, cdim) -> None:
+        """One 8-element chunk (row r, columns 8j..8j+7): read every input, compute, store."""
+        c, p = self.c, self.p
+        c(f"const int gr = {row0} + r, gc = {col0} + 8 * j;")
+        with c.block(f"if (gr < {rdim} && gc < {cdim})"):
+            for name in ins:
+                c(f"float x_{name}[8];")
+                key = self.key(Step("wait", name, *self.via_of(name)))
+                if name == p.acc:
+                    st = p.staging
+                    c(f"const u32 sa_{name} = base + {st.offset}u + (u32)s_{key} * {st.stage_bytes}u + (u32)r * {st.pitch}u;")
+                    if st.dtype == "float32":
+                        c(f"const uint4 lo_{name} = ld_shared_v4(sa_{name} + (u32)j * 32u), "
+                          f"hi_{name} = ld_shared_v4(sa_{name} + (u32)j * 32u + 16u);",
+                          f"x_{name}[0] = __uint_as_float(lo_{name}.x); x_{name}[1] = __uint_as_float(lo_{name}.y); "
+                          f"x_{name}[2] = __uint_as_float(lo_{name}.z); x_{name}[3] = __uint_as_float(lo_{name}.w);",
+                          f"x_{name}[4] = __uint_as_float(hi_{name}.x); x_{name}[5] = __uint_as_float(hi_{name}.y); "
+                          f"x_{name}[6] = __uint_as_float(hi_{name}.z); x_{name}[7] = __uint_as_float(hi_{name}.w);")
+                        continue
+                    c(f"const uint4 v_{name} = ld_shared_v4(sa_{name} + (u32)j * 16u);")
+                    unpack = st.dtype
+                else:
+                    t = p.tiles[name]
+                    c(f"const uint4 v_{name} = ld_shared_v4(base + {t.offset}u + (u32)s_{key} * {t.stage_bytes}u + "
+                      f"(u32)(j >> 3) * {t.rows * 128}u + (u32)r * 128u + (u32)(((j & 7) ^ (r & 7)) << 4));")
+                    unpack = p.dtype
+                c(f"unpack_{unpack}x2(v_{name}.x, x_{name}[0], x_{name}[1]); unpack_{unpack}x2(v_{name}.y, x_{name}[2], x_{name}[3]);",
+                  f"unpack_{unpack}x2(v_{name}.z, x_{name}[4], x_{name}[5]); unpack_{unpack}x2(v_{name}.w, x_{name}[6], x_{name}[7]);")
+            c("float o[8];", "#pragma unroll", f"for (int e = 0; e < 8; ++e) o[e] = {body};",
+              f"uint4 w; w.x = pack_{p.dtype}x2(o[0], o[1]); w.y = pack_{p.dtype}x2(o[2], o[3]);",
+              f"w.z = pack_{p.dtype}x2(o[4], o[5]); w.w = pack_{p.dtype}x2(o[6], o[7]);",
+              f"*(uint4*)({out.name} + (size_t)gr * {cdim} + gc) = w;")
+
+    def via_of(self, res: str) -> tuple[str, str | None]:
+        g = self.d.group_of(res)
+        return ("member", g.name) if g else ("bare", None)
+
+
+def _kernel_name(design: Design) -> str:
+    return "pg_gemm_" + re.sub(r"\W", "_", design.name)
+
+
+def emit_gemm(design: Design, *, arch: str = "sm_90a", b_major: str = "mn",
+              acc_stage_dtype: str | None = None) -> KernelSource:
+    """The CUDA C++ of ``design``'s GEMM kernel for ``arch`` ("sm_90a" runs on H100 / H200;
+    "sm_100a" is compile-only).  ``b_major``: "mn" when gmem B is K x N row-major (D = A @ B),
+    "k" when it is stored N x K.  ``acc_stage_dtype`` (sm_90a): the dtype of the shared-memory
+    staging of the accumulator; None picks float32 when it fits, else the output dtype."""
+    p = plan_gemm(design, arch, b_major, acc_stage_dtype)
+    c = _Code()
+    sm90 = arch == "sm_90a"
+    mapping = (MAP_SM90 if sm90 else MAP_SM100).format(stage=p.staging.dtype)
+    c(DOC.format(name=design.name, arch=arch, nbar=p.layout.num_barriers, mapping=mapping).rstrip("\n"))
+    c(prelude())
+    if sm90:
+        c(wgmma.helpers(), wgmma.mma_function(p.bn, p.dtype, 1 if b_major == "mn" else 0)[1])
+    else:
+        c(tcgen05.helpers())
+    feat = wgmma.GUARD if sm90 else tcgen05.GUARD
+    entry = _kernel_name(design)
+    params = [KernelParam(m.param, "tensormap", p.dtype, m.tensor) for m in p.tensor_maps]
+    params += [KernelParam(o, "ptr", p.dtype, o) for o in p.outputs]
+    params += [KernelParam(i, "ptr", p.dtype, i) for i in p.pointer_inputs]
+    params += [KernelParam(n, "i32") for n in ("M", "N", "K")]
+    params += [KernelParam("wd_abort", "ptr", "int32", "watchdog"), KernelParam("wd_diag", "ptr", "int32", "watchdog"),
+               KernelParam("wd_budget_ns", "u64", "", "watchdog")]
+    sig = []
+    for prm in params:
+        if prm.kind == "tensormap":
+            sig.append(f"const __grid_constant__ TmaDesc {prm.name}")
+        elif prm.kind == "ptr":
+            sig.append(f"int* {prm.name}" if prm.dtype == "int32" else
+                       (f"const u16* __restrict__ {prm.name}" if prm.name in p.pointer_inputs else f"u16* __restrict__ {prm.name}"))
+        elif prm.kind == "i32":
+            sig.append(f"int {prm.name}")
+        else:
+            sig.append(f"u64 {prm.name}")
+    c(f'extern "C" __global__ void __launch_bounds__({p.num_threads}, 1)')
+    c(f"{entry}({', '.join(sig)}) {{")
+    c.depth += 1
+    c(f"#if !{feat}")
+    c(f"if (threadIdx.x == 0) wd_report(wd_abort, wd_diag, 3, -1, -1, 0u, -1, -1, 0ull, -1);  // built for another arch")
+    c("#else")
+    c("extern __shared__ __align__(1024) unsigned char smem_raw[];",
+      "const u32 raw = smem_u32(smem_raw);",
+      f"const u32 base = {'(raw + 1023u) & ~1023u' if p.aligned_by_hand else 'raw'};  // 128B-swizzle tiles need 1024-B alignment")
+    with c.block("if (base & 1023u)"):
+        c("if (threadIdx.x == 0) wd_report(wd_abort, wd_diag, 2, -1, -1, 0u, -1, -1, 0ull, -1);", "return;")
+    c(f"const u32 bar0 = base + {p.barrier_offset}u;  // barrier_layout(design): {p.layout.num_barriers} slots",
+      "const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;",
+      f"const int tiles_m = (M + {p.bm - 1}) / {p.bm}, tiles_n = (N + {p.bn - 1}) / {p.bn};",
+      f"const int num_tiles = tiles_m * tiles_n, num_k_tiles = (K + {p.bk - 1}) / {p.bk};",
+      "(void)lane; (void)num_k_tiles;")
+    with c.block("if (threadIdx.x == 0)"):
+        for bset in p.layout.sets:
+            for st in range(bset.stages):
+                c(f"mbar_init(bar0 + {8 * (bset.first + st)}u, {bset.init_count}u);  // {bset.name}[{st}]"
+                  + (f", tx {bset.tx_bytes} B" if bset.tx_bytes else ""))
+        c("mbar_init_fence();")
+    mma_w0 = p.mma_task.warp_idx
+    if not sm90:
+        cols = tcgen05.tmem_columns(p.bn, design.resource(p.acc).pipeline_config.num_stages)
+        c(f"const u32 xbar = bar0 + {p.layout.num_bytes}u;  // sm_100a extras: TMEM address slot, mma_done[stages]")
+        with c.block("if (threadIdx.x == 0)"):
+            for st in range(design.resource(p.acc).pipeline_config.num_stages):
+                c(f"mbar_init(xbar + {8 + 8 * st}u, 1u);  // mma_done[{st}]: tcgen05.commit of the tile's MMAs")
+            c("mbar_init_fence();")
+        c(f"if (warp == {mma_w0}) tmem_alloc(xbar, {cols}u);  // the accumulator's tensor memory",
+          "tc_fence_before();")
+    c("__syncthreads();")
+    if not sm90:
+        c("tc_fence_after();", "const u32 tmem_base = ld_shared_u32(xbar);")
+    c("const int wg = warp >> 2;  // warpgroup: the MMA warpgroups, then each other warpgroup's tasks")
+    first = True
+    n_wg = p.num_threads // 128
+    for wg in range(n_wg):
+        if wg in p.mma_wgs and wg != p.mma_wgs[0]:
+            continue
+        if wg in p.mma_wgs:
+            cond = f"wg >= {p.mma_wgs[0]} && wg <= {p.mma_wgs[-1]}"
+        else:
+            cond = f"wg == {wg}"
+        with c.block(("if" if first else "else if") + f" ({cond})"):
+            tasks = [p.mma_task] if wg in p.mma_wgs else \
+                [t for t in design.tasks if t is not p.mma_task and t.warp_idx // 4 <= wg <= (t.warp_idx + t.num_warps - 1) // 4]
+            for t in tasks:
+                idx = design.tasks.index(t)
+                if t is p.mma_task and not sm90:
+                    cond_t = f"warp >= {t.warp_idx} && warp < {t.warp_idx + 4}"  # one warpgroup; thread 0 issues
+                else:
+                    cond_t = f"warp >= {t.warp_idx} && warp < {t.warp_idx + t.num_warps}"
+                with c.block(f"if ({cond_t})"):
+                    _Task(p, t, idx, c).emit()
+        first = False
+    if not sm90:
+        c("tc_fence_before();", "__syncthreads();")
+        with c.block(f"if (warp == {mma_w0})"):
+            c("tc_fence_after();", f"tmem_dealloc(tmem_base, {cols}u);")
+    c("#endif")
+    c.depth -= 1
+    c("}")
+    code = "\n".join(c.lines) + "\n"
+    slots = tuple((sl.index, sl.set, sl.stage) for sl in p.layout.slots)
+    meta = (("kind", "gemm"), ("dtype", p.dtype), ("b_major", b_major), ("tile", (p.bm, p.bn, p.bk)),
+            ("tensor_maps", tuple((m.param, m.tensor, m.space, m.box_rows) for m in p.tensor_maps)),
+            ("gmem_spaces", tuple(sorted(p.gmem_spaces.items()))), ("outputs", p.outputs),
+            ("inputs", tuple(sorted({t.source for t in p.tiles.values()}))),
+            ("slots", slots), ("tasks", tuple(t.name for t in design.tasks)),
+            ("staging", p.staging.dtype if p.staging else "tmem"), ("launch_regs", p.launch_regs),
+            ("diag_words", DIAG_WORDS),
+            ("problem", (p.problem["M"], p.problem["N"], p.problem["K"])))
+    return KernelSource(design=design.name, code=code, entry=entry, smem_bytes=p.smem_bytes,
+                        block=(p.num_threads, 1, 1), grid=None, params=tuple(params), line_map=tuple(c.map),
+                        arch=arch, options=("-std=c++17",), meta=meta)

@@ -1,0 +1,134 @@
+"""The CUDA C++ prelude of generated GEMM kernels: mbarrier, TMA, cp.async, watchdog, fp16 / bf16
+packing and the persistent tile order.  Pure inline PTX and builtins, so NVRTC needs no headers.
+
+Watchdog record (``int diag[16]``, zeroed by the host before each launch)::
+
+    [0] status: 1 a wait timed out, 2 shared memory not 1024-byte aligned, 3 built for another arch
+    [1] block  [2] thread  [3] barrier slot  [4] stage  [5] parity  [6] tile  [7] k tile
+    [8] microseconds waited  [9] task index
+"""
+
+from __future__ import annotations
+
+DIAG_WORDS = 16
+STATUS = {1: "a barrier wait timed out", 2: "dynamic shared memory is not 1024-byte aligned",
+          3: "the kernel was built for another architecture than the GPU runs"}
+#: Output tiles of one group of M-tile rows walked before moving along N (L2 reuse).
+GROUP_M = 8
+
+PRELUDE = r"""
+typedef unsigned int u32;
+typedef unsigned long long u64;
+typedef unsigned short u16;
+struct __align__(64) TmaDesc { u64 opaque[16]; };   // byte image of a CUtensorMap
+
+__device__ __forceinline__ u32 smem_u32(const void* p) { return (u32)__cvta_generic_to_shared(p); }
+__device__ __forceinline__ void mbar_init(u32 bar, u32 count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" :: "r"(bar), "r"(count) : "memory");
+}
+__device__ __forceinline__ void mbar_init_fence() { asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory"); }
+__device__ __forceinline__ void mbar_arrive(u32 bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" :: "r"(bar) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive_expect_tx(u32 bar, u32 bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"(bar), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ bool mbar_try_wait(u32 bar, u32 parity) {
+  u32 ok;
+  asm volatile("{\n\t.reg .pred P;\n\tmbarrier.try_wait.parity.shared::cta.b64 P, [%1], %2;\n\t"
+               "selp.u32 %0, 1, 0, P;\n\t}" : "=r"(ok) : "r"(bar), "r"(parity) : "memory");
+  return ok != 0;
+}
+__device__ __forceinline__ u64 gtimer_ns() { u64 t; asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)); return t; }
+__device__ __forceinline__ void tma_load_2d(u32 dst, const TmaDesc* map, int c0, int c1, u32 bar) {
+  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+               " [%0], [%1, {%2, %3}], [%4];" :: "r"(dst), "l"(map), "r"(c0), "r"(c1), "r"(bar) : "memory");
+}
+__device__ __forceinline__ void cp_async_16(u32 dst, const void* src, u32 src_bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" :: "r"(dst), "l"(src), "r"(src_bytes) : "memory");
+}
+// The arrive-on fires when this thread's earlier cp.async have landed; it is the thread's arrival.
+__device__ __forceinline__ void cp_async_arrive_noinc(u32 bar) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" :: "r"(bar) : "memory");
+}
+__device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
+__device__ __forceinline__ void named_bar_sync(u32 id, u32 nthreads) {
+  asm volatile("bar.sync %0, %1;" :: "r"(id), "r"(nthreads) : "memory");
+}
+__device__ __forceinline__ void st_shared_v4(u32 addr, uint4 v) {
+  asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};" :: "r"(addr), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w) : "memory");
+}
+__device__ __forceinline__ uint4 ld_shared_v4(u32 addr) {
+  uint4 v;
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(addr) : "memory");
+  return v;
+}
+
+__device__ __forceinline__ void st_shared_u32(u32 addr, u32 v) {
+  asm volatile("st.shared.u32 [%0], %1;" :: "r"(addr), "r"(v) : "memory");
+}
+__device__ __forceinline__ void st_shared_f2(u32 addr, float a, float b) {
+  asm volatile("st.shared.v2.f32 [%0], {%1, %2};" :: "r"(addr), "f"(a), "f"(b) : "memory");
+}
+__device__ __forceinline__ u32 ld_shared_u32(u32 addr) {
+  u32 v; asm volatile("ld.shared.u32 %0, [%1];" : "=r"(v) : "r"(addr) : "memory"); return v;
+}
+
+// -- 16-bit float packing (no cuda_fp16.h under NVRTC) --
+__device__ __forceinline__ u32 pack_float16x2(float lo, float hi) {
+  u32 r; asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo)); return r;
+}
+__device__ __forceinline__ u32 pack_bfloat16x2(float lo, float hi) {
+  u32 r; asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo)); return r;
+}
+__device__ __forceinline__ void unpack_float16x2(u32 x, float& lo, float& hi) {
+  asm("{\n\t.reg .b16 l, h;\n\tmov.b32 {l, h}, %2;\n\tcvt.f32.f16 %0, l;\n\tcvt.f32.f16 %1, h;\n\t}"
+      : "=f"(lo), "=f"(hi) : "r"(x));
+}
+__device__ __forceinline__ void unpack_bfloat16x2(u32 x, float& lo, float& hi) {
+  lo = __uint_as_float(x << 16); hi = __uint_as_float(x & 0xFFFF0000u);
+}
+
+// -- watchdog: every barrier wait is bounded; the first waiter to time out writes diag --
+__device__ __noinline__ void wd_report(int* abort_flag, int* diag, int status, int slot, int stage, u32 parity,
+                                       int tile, int kt, u64 waited_ns, int task) {
+  if (atomicCAS(abort_flag, 0, 1) == 0) {
+    diag[1] = blockIdx.x; diag[2] = threadIdx.x; diag[3] = slot; diag[4] = stage; diag[5] = (int)parity;
+    diag[6] = tile; diag[7] = kt; diag[8] = (int)(waited_ns / 1000); diag[9] = task;
+    __threadfence();
+    diag[0] = status;
+  }
+}
+__device__ __forceinline__ bool wd_wait_slow(u32 bar, u32 parity, int* abort_flag, int* diag, u64 budget_ns,
+                                          int slot, int stage, int tile, int kt, int task) {
+  const u64 t0 = gtimer_ns();
+  for (u32 spin = 1;; ++spin) {
+    if (mbar_try_wait(bar, parity)) return true;
+    if ((spin & 15) == 0) {
+      if (*(volatile int*)abort_flag) return false;
+      const u64 dt = gtimer_ns() - t0;
+      if (dt > budget_ns) { wd_report(abort_flag, diag, 1, slot, stage, parity, tile, kt, dt, task); return false; }
+    }
+  }
+}
+// false: timed out, or another thread aborted the launch; the caller leaves its loops.
+__device__ __forceinline__ bool wd_wait(u32 bar, u32 parity, int* abort_flag, int* diag, u64 budget_ns,
+                                        int slot, int stage, int tile, int kt, int task) {
+  if (mbar_try_wait(bar, parity)) return true;
+  return wd_wait_slow(bar, parity, abort_flag, diag, budget_ns, slot, stage, tile, kt, task);
+}
+
+// -- persistent tile order: groups of GROUP_M tile rows, column by column inside a group --
+__device__ __forceinline__ void tile_coords(int tile, int tiles_m, int tiles_n, int& mb, int& nb) {
+  const int width = PG_GROUP_M * tiles_n;
+  const int g = tile / width, first = g * PG_GROUP_M;
+  const int rows = min(tiles_m - first, PG_GROUP_M);
+  const int r = tile - g * width;
+  mb = first + r % rows;
+  nb = r / rows;
+}
+"""
+
+
+def prelude() -> str:
+    return f"#define PG_GROUP_M {GROUP_M}\n" + PRELUDE

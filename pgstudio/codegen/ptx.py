@@ -1,0 +1,119 @@
+"""CUDA text for the synchronisation primitives every generated kernel uses.
+
+mbarrier init / fence / arrive / arrive.expect_tx / try_wait, the 1-D bulk copy that completes
+transaction bytes on a barrier, cp.async with a no-increment barrier arrive (AsyncLoad), and the
+watchdog: a bounded wait on ``%globaltimer`` that, on expiry, writes a small record (which wait
+site, stage, parity, iteration, block, thread, how long) into global memory and raises an abort
+flag that every other waiting thread polls, so all roles leave their loops and the kernel ends
+with a usable CUDA context (no ``__trap()``).
+
+Pure inline PTX with our own typedefs: NVRTC needs no include path, and the same text compiles
+for sm_90a and sm_100a.  Spellings follow the PTX ISA (see the project's Hopper fact sheet).
+"""
+
+from __future__ import annotations
+
+#: Ints in the watchdog record (a global int32 array zeroed before each launch).
+RECORD_INTS = 16
+#: Field -> index in the record.  ``aborted`` is also the abort flag every role polls.
+RECORD = {"aborted": 0, "site": 1, "stage": 2, "parity": 3, "iteration": 4, "block": 5, "thread": 6,
+          "waited_us": 7, "complete": 8}
+
+PRELUDE = r"""
+typedef unsigned int u32;
+typedef unsigned long long u64;
+typedef unsigned short u16;
+
+__device__ __forceinline__ u32 pg_smem_u32(const void* p) { return (u32)__cvta_generic_to_shared(p); }
+
+// -- mbarrier -----------------------------------------------------------------------------------
+__device__ __forceinline__ void pg_mbar_init(u32 bar, u32 count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" :: "r"(bar), "r"(count) : "memory");
+}
+__device__ __forceinline__ void pg_mbar_init_fence() {
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+}
+__device__ __forceinline__ void pg_mbar_arrive(u32 bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" :: "r"(bar) : "memory");
+}
+__device__ __forceinline__ void pg_mbar_arrive_expect_tx(u32 bar, u32 bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"(bar), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ bool pg_mbar_try_wait(u32 bar, u32 parity) {
+  u32 ok;
+  asm volatile("{\n\t.reg .pred P;\n\t"
+               "mbarrier.try_wait.parity.shared::cta.b64 P, [%1], %2;\n\t"
+               "selp.u32 %0, 1, 0, P;\n\t}"
+               : "=r"(ok) : "r"(bar), "r"(parity) : "memory");
+  return ok != 0;
+}
+
+// -- copies -------------------------------------------------------------------------------------
+// 1-D bulk copy global -> shared; the copy engine completes `bytes` on the barrier (16-byte units).
+__device__ __forceinline__ void pg_bulk_g2s(u32 dst, const void* src, u32 bytes, u32 bar) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+               :: "r"(dst), "l"(src), "r"(bytes), "r"(bar) : "memory");
+}
+// 16 bytes global -> shared through cp.async (AsyncLoad producers).
+__device__ __forceinline__ void pg_cp_async16(u32 dst, const void* src) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(dst), "l"(src) : "memory");
+}
+// The barrier receives this thread's arrival once all its earlier cp.async have landed
+// (.noinc: the async arrival IS the thread's arrival; the init count counts producer threads).
+__device__ __forceinline__ void pg_cp_async_arrive_noinc(u32 bar) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" :: "r"(bar) : "memory");
+}
+__device__ __forceinline__ void pg_st_global_cs(void* p, uint4 v) {
+  asm volatile("st.global.cs.v4.b32 [%0], {%1, %2, %3, %4};" :: "l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
+               : "memory");
+}
+
+// -- watchdog -----------------------------------------------------------------------------------
+__device__ __forceinline__ u64 pg_globaltimer() {
+  u64 t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+// First thread to time out wins the record; everyone else only sees the abort flag.
+__device__ __noinline__ void pg_wd_report(int* rec, int site, int stage, u32 parity, long long iter, u64 waited) {
+  if (atomicCAS(rec, 0, 1) == 0) {
+    rec[1] = site; rec[2] = stage; rec[3] = (int)parity; rec[4] = (int)iter;
+    rec[5] = (int)blockIdx.x; rec[6] = (int)threadIdx.x; rec[7] = (int)(waited / 1000ull);
+    __threadfence();
+    rec[8] = 1;
+  }
+}
+// A wait that gives up: after `budget_ns` (reporting) or once another thread raised the abort flag.
+__device__ __noinline__ bool pg_wait_slow(int* rec, u64 budget_ns, u32 bar, u32 parity, int site, int stage,
+                                          long long iter) {
+  const u64 t0 = pg_globaltimer();
+  while (true) {
+    if (pg_mbar_try_wait(bar, parity)) return true;
+    if (*(volatile int*)rec != 0) return false;
+    const u64 dt = pg_globaltimer() - t0;
+    if (dt > budget_ns) { pg_wd_report(rec, site, stage, parity, iter, dt); return false; }
+  }
+}
+// false: timed out or aborted elsewhere; the caller leaves its loop (and arrives no more).
+__device__ __forceinline__ bool pg_wait(int* rec, u64 budget_ns, u32 bar, u32 parity, int site, int stage,
+                                        long long iter) {
+  if (pg_mbar_try_wait(bar, parity)) return true;
+  return pg_wait_slow(rec, budget_ns, bar, parity, site, stage, iter);
+}
+// An aborting copy issuer lets copies it already issued land before its block may exit.
+__device__ __noinline__ void pg_drain(u64 ns) {
+  const u64 t0 = pg_globaltimer();
+  while (pg_globaltimer() - t0 < ns) { }
+}
+"""
+
+#: Nanoseconds an aborting bulk-copy issuer waits for its copies in flight to land.
+DRAIN_NS = 50_000
+
+
+def record_field(name: str) -> int:
+    """Index of ``name`` in the watchdog record."""
+    return RECORD[name]
+
+
+__all__ = ["DRAIN_NS", "PRELUDE", "RECORD", "RECORD_INTS", "record_field"]

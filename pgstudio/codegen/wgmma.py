@@ -1,0 +1,77 @@
+"""sm_90a warpgroup MMA (wgmma) helpers, as CUDA C++ text.
+
+How a GEMM design's ``umma`` kind runs on Hopper (sm_90a), which has no tensor memory:
+
+* the MMA task is one or more warpgroups (4 warps starting at a warp index divisible by 4);
+  each warpgroup issues ``wgmma.mma_async`` m64nNk16 instructions with both operands read from
+  shared memory through 128-byte-swizzle descriptors, and keeps its part of the accumulator in
+  fp32 registers (``acc[R][N/2]`` per thread, fragment layout below);
+* an umma *consumer release* ("the MMA has read the stage") is one elected arrive issued after
+  ``wgmma.wait_group`` has retired the wgmma group that read the stage (and a named barrier has
+  told the elected thread that every MMA warpgroup retired it);
+* an umma *producer commit* ("the results are in place") is one elected arrive issued after the
+  accumulator registers have been written to a shared-memory staging buffer (one per
+  accumulator stage), which the epilogue task drains.
+
+Accumulator fragment of thread t (warp w = t/32 of its warpgroup, lane l) for register i::
+
+    row(i) = 16*w + l/4 + 8*((i >> 1) & 1)        col(i) = 8*(i >> 2) + 2*(l % 4) + (i & 1)
+"""
+
+from __future__ import annotations
+
+#: wgmma operand type names by pgstudio dtype.
+AB_TYPE = {"float16": "f16", "bfloat16": "bf16"}
+#: K of one wgmma for 16-bit inputs.
+WGMMA_K = 16
+#: Valid N of m64nNk16 for 16-bit inputs: multiples of 8 up to 256.
+MAX_N = 256
+
+GUARD = "defined(__CUDA_ARCH_FEAT_SM90_ALL)"
+
+
+def helpers() -> str:
+    """Descriptor, fence / commit / wait and setmaxnreg helpers (sm_90a only)."""
+    return r"""
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+// sm_90 shared-memory matrix descriptor: start, leading / stride byte offsets, 128B swizzle.
+__device__ __forceinline__ u64 gmma_desc(u32 addr, u32 lbo, u32 sbo) {
+  return (u64)((addr & 0x3FFFFu) >> 4) | ((u64)((lbo & 0x3FFFFu) >> 4) << 16)
+       | ((u64)((sbo & 0x3FFFFu) >> 4) << 32) | ((u64)1 << 62);
+}
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
+template <int N> __device__ __forceinline__ void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;" :: "n"(N) : "memory");
+}
+#endif
+"""
+
+
+def mma_function(n: int, dtype: str, trans_b: int) -> tuple[str, str]:
+    """(name, CUDA text) of one m64nNk16 fp32-accumulate wgmma with smem operands.
+
+    ``trans_b`` 1 reads B N-major (B stored K x N), 0 K-major (B stored N x K)."""
+    if dtype not in AB_TYPE:
+        raise ValueError(f"wgmma takes float16 or bfloat16 inputs, got {dtype!r}")
+    if n % 8 or not 8 <= n <= MAX_N:
+        raise ValueError(f"wgmma m64nNk16 needs N a multiple of 8 in 8..{MAX_N}, got {n}")
+    ab = AB_TYPE[dtype]
+    nr = n // 2
+    name = f"wgmma_m64n{n}k16_{ab}_tb{trans_b}"
+    regs = ", ".join(f"%{i}" for i in range(nr))
+    outs = ", ".join(f'"+f"(d[{i}])' for i in range(nr))
+    text = (f"#if {GUARD}\n"
+            f"__device__ __forceinline__ void {name}(float (&d)[{nr}], u64 da, u64 db, u32 scale_d) {{\n"
+            f'  asm volatile("{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{nr + 2}, 0;\\n"\n'
+            f'    "wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ab}.{ab} {{{regs}}}, %{nr}, %{nr + 1}, p, 1, 1, 0, {trans_b};\\n}}\\n"\n'
+            f"    : {outs}\n"
+            f'    : "l"(da), "l"(db), "r"(scale_d) : "memory");\n'
+            f"}}\n#endif\n")
+    return name, text
+
+
+def fragment(i: str, warp: str = "wl", lane: str = "lane") -> tuple[str, str]:
+    """C expressions (row, col) of accumulator register ``i`` within a warpgroup's m64 block."""
+    return (f"(16 * {warp} + ({lane} >> 2) + 8 * ((({i}) >> 1) & 1))",
+            f"(8 * (({i}) >> 2) + 2 * ({lane} & 3) + (({i}) & 1))")

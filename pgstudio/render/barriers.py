@@ -1,0 +1,269 @@
+"""The barrier layout as a picture: mbarrier slots in shared-memory order (matplotlib).
+
+One row per owner (a group, or an ungrouped resource), read left to right, top to bottom, in
+shared-memory order; a long owner wraps onto continuation rows at set boundaries::
+
+    ab (Merge)    arrive: load_a   arrive: load_b   arrive: mma
+                  wait: mma        wait: mma        wait: load_a, load_b
+                  full_0 x4        full_1 x4        shared_empty x4
+                  [s0][s1][s2][s3] [s0][s1][s2][s3] [s0][s1][s2][s3]
+                  0   8   16  24   32 ...                              (byte offsets)
+
+Each cell is one 8-byte mbarrier: its stage (cell colour, the same stage colours as the
+timeline), the init arrive count and the transaction bytes it expects per phase; its border
+is the role colour (full blue, empty orange).  ``comparison_figure`` puts a design above its
+``ungrouped`` twin and says how many barriers the grouping saves.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import _figure, style
+
+CELL_IN = 0.68  # inches per cell (and per vertical unit)
+CELL_H = 0.8
+FS_CELL, FS_SET, FS_TASK, FS_OFFSET, FS_ROW = 7.5, 8.5, 7.5, 6.5, 9.5
+SET_GAP = 0.22
+TITLE_IN, LEGEND_IN = 0.5, 0.55
+
+
+def _chars(n: int, fontsize: float) -> float:
+    """Width of n characters in cell units."""
+    return n * fontsize * _figure.CHAR_IN_PER_PT / CELL_IN
+
+
+def _task_lines(s: Any) -> tuple[str, str]:
+    arrive = f"arrive: {', '.join(s.arrivers)}" if s.arrivers else ""
+    wait = f"wait: {', '.join(s.waiters)}" if s.waiters else ""
+    return arrive, wait
+
+
+def _set_label(s: Any) -> str:
+    return f"{s.label} x{s.stages}"
+
+
+def _cell_text(slot: Any) -> str:
+    tx = style.fmt_bytes(slot.tx_bytes) if slot.tx_bytes else "0"
+    return f"stage {slot.stage}\narrive {slot.arrive_count}\ntx {tx}"
+
+
+def owner_kind(sets: list) -> str:
+    """What an owner is, read off its sets' labels (a layout needs no design for this)."""
+    labels = {s.label for s in sets}
+    if "shared_full" in labels and "shared_empty" in labels:
+        return "FusedMerge group"
+    if "shared_empty" in labels:
+        return "Merge group"
+    if "shared_full" in labels:
+        return "Fork group"
+    return "ungrouped"
+
+
+@dataclass
+class _Row:
+    owner: str
+    kind: str
+    cont: bool
+    sets: list = field(default_factory=list)  # (BarrierSet, x of its first cell)
+    width: float = 0.0
+
+
+def _plan(layout: Any, max_cells: int) -> list[_Row]:
+    """Rows of positioned sets: a new row per owner, wrapped at set boundaries past max_cells."""
+    by_owner: dict[str, list] = {}
+    for s in layout.sets:
+        by_owner.setdefault(s.owner, []).append(s)
+    rows: list[_Row] = []
+    for owner, sets in by_owner.items():
+        row = _Row(owner, owner_kind(sets), False)
+        cells = 0
+        x = 0.0
+        for s in sets:
+            if row.sets and cells + s.stages > max_cells:
+                row.width = x
+                rows.append(row)
+                row, cells, x = _Row(owner, row.kind, True), 0, 0.0
+            arrive, wait = _task_lines(s)
+            need = max(_chars(len(_set_label(s)), FS_SET), _chars(len(arrive), FS_TASK), _chars(len(wait), FS_TASK))
+            pad = max(0.0, (need - s.stages) / 2) + SET_GAP / 2
+            row.sets.append((s, x + pad))
+            x += s.stages + 2 * pad
+            cells += s.stages
+        row.width = x
+        rows.append(row)
+    return rows
+
+
+def _row_height(with_tasks: bool) -> float:
+    return (0.5 if with_tasks else 0.0) + 0.42 + CELL_H + 0.32
+
+
+def _label_width(rows: list[_Row]) -> float:
+    longest = max((max(len(r.owner), len(r.kind) + 2) for r in rows), default=8)
+    return _chars(longest, FS_ROW) + 0.35
+
+
+def _draw_rows(ax: Any, layout: Any, rows: list[_Row], top: float, label_w: float, panel: str = "") -> float:
+    """Draw the rows from y = top downwards; return the y below the last row.
+
+    Artists carry SVG ids (``gid``) prefixed by ``panel``: ``slots-<k>`` (the cells, one patch
+    per stage and role colour), ``slot-<i>`` (a cell's text), ``offset-<i>``, ``set-<name>``,
+    ``arrive-<name>``, ``wait-<name>``, ``row-<owner>``."""
+
+    with_tasks = any(s.arrivers or s.waiters for s in layout.sets)
+    rh = _row_height(with_tasks)
+    from matplotlib.collections import LineCollection
+
+    cells: dict[tuple[str, str], list] = {}  # (face, edge) -> rectangles
+    lines: dict[tuple[str, float], list] = {}  # (colour, width) -> brackets and offset axes
+    y = top
+    for row in rows:
+        cells_top = y - rh + 0.32 + CELL_H
+        mid = cells_top - CELL_H / 2
+        name = row.owner + (" (cont.)" if row.cont else "")
+        ax.text(label_w - 0.2, mid + 0.12, name, ha="right", va="center", fontsize=FS_ROW, fontweight="bold",
+                color=style.INK, gid=f"{panel}row-{row.owner}")
+        ax.text(label_w - 0.2, mid - 0.16, row.kind, ha="right", va="center", fontsize=FS_ROW - 1.5,
+                color=style.MUTED)
+        for s, x0 in row.sets:
+            x = label_w + x0
+            colour = style.role_colour(s.role)
+            cx = x + s.stages / 2
+            # bracket and set label
+            by = cells_top + 0.1
+            lines.setdefault((colour, 2.2 if s.shared else 1.2), []).append(
+                [(x + 0.03, by - 0.06), (x + 0.03, by), (x + s.stages - 0.03, by), (x + s.stages - 0.03, by - 0.06)])
+            ax.text(cx, by + 0.05, _set_label(s), ha="center", va="bottom", fontsize=FS_SET, fontweight="bold",
+                    color=colour, gid=f"{panel}set-{s.name}")
+            if with_tasks:
+                arrive, wait = _task_lines(s)
+                ax.text(cx, by + 0.5, arrive, ha="center", va="bottom", fontsize=FS_TASK, color=style.INK,
+                        gid=f"{panel}arrive-{s.name}")
+                ax.text(cx, by + 0.29, wait, ha="center", va="bottom", fontsize=FS_TASK, color=style.MUTED,
+                        gid=f"{panel}wait-{s.name}")
+            for stage in range(s.stages):
+                slot = layout.slots[s.first + stage]
+                key = (style.stage_colour(slot.stage), colour)
+                cells.setdefault(key, []).append((x + stage, cells_top - CELL_H, 1.0, CELL_H))
+                ax.text(x + stage + 0.5, cells_top - CELL_H / 2, _cell_text(slot), ha="center", va="center",
+                        fontsize=FS_CELL, color=style.INK, linespacing=1.25, gid=f"{panel}slot-{slot.index}")
+                ax.text(x + stage + 0.04, cells_top - CELL_H - 0.06, str(slot.offset), ha="left", va="top",
+                        fontsize=FS_OFFSET, color=style.MUTED, gid=f"{panel}offset-{slot.index}")
+            # the byte-offset axis under the cells
+            lines.setdefault((style.MUTED, 0.6), []).append([(x, cells_top - CELL_H), (x + s.stages, cells_top - CELL_H)])
+        y -= rh
+    for (colour, width), segments in lines.items():
+        ax.add_collection(LineCollection(segments, colors=colour, linewidths=width, capstyle="butt"), autolim=False)
+    for k, ((face, edge), rects) in enumerate(cells.items()):
+        _figure.add_rects(ax, rects, facecolor=face, edgecolor=edge, linewidth=1.6, gid=f"{panel}slots-{k}")
+    return y
+
+
+def _legend_items(layouts: list) -> list[tuple[str, dict]]:
+    stages = max((s.stages for lay in layouts for s in lay.sets), default=0)
+    items = [(f"{role} barrier ({side} arrives)", {"facecolor": "white", "edgecolor": style.ROLE[role], "linewidth": 2})
+             for role, side in (("full", "producer"), ("empty", "consumer"))]
+    return items + _figure.stage_items(stages)
+
+
+CAPTION = ("each cell is one 8-byte mbarrier: stage, init arrive count, tx bytes per phase; "
+           "numbers under the cells are byte offsets in barrier storage")
+
+
+def _as_layout(x: Any) -> tuple[Any, str]:
+    """(BarrierLayout, name) from a layout, design, group or pipelined resource."""
+    from ..analysis.layout import BarrierLayout, barrier_layout
+
+    if isinstance(x, BarrierLayout):
+        return x, ""
+    return barrier_layout(x), getattr(x, "name", "")
+
+
+def _summary(name: str, layout: Any) -> str:
+    head = f"{name}: " if name else ""
+    return f"{head}{layout.num_barriers} barriers, {layout.num_bytes} B of shared memory"
+
+
+MINI = 0.32  # height of a comparison strip, in units
+
+
+def _draw_strips(ax: Any, panels: list, y: float, x0: float, width: float) -> float:
+    """One thin strip per layout, every slot a small cell in role colour, on one scale."""
+    most = max((lay.num_barriers for _, lay, _ in panels), default=1) or 1
+    w = min(0.4, width / most)
+    by_role: dict[str, list] = {"full": [], "empty": []}
+    for k, (name, lay, _) in enumerate(panels):
+        ax.text(x0 - 0.2, y - MINI / 2, f"{lay.num_barriers} barriers", ha="right", va="center",
+                fontsize=FS_ROW - 1, fontweight="bold", color=style.INK, gid=f"strip-{k}")
+        for slot in lay.slots:
+            by_role[style.role_of(slot.barrier)].append((x0 + slot.index * w, y - MINI, w, MINI))
+        y -= MINI + 0.18
+    for role, rects in by_role.items():
+        if rects:
+            _figure.add_rects(ax, rects, facecolor=style.ROLE[role], edgecolor="white", linewidth=0.6,
+                              gid=f"strips-{role}")
+    return y
+
+
+def _compose(panels: list, title: str, max_cells: int, strips: bool = False) -> Any:
+    """Lay out one or more (name, layout, heading) panels into one figure."""
+    plans = [(name, lay, heading, _plan(lay, max_cells)) for name, lay, heading in panels]
+    label_w = max(_label_width(rows) for *_, rows in plans)
+    content = max((r.width for *_, rows in plans for r in rows), default=4.0)
+    width_in = max((label_w + content + 0.3) * CELL_IN, 7.0)
+    heights = [len(rows) * _row_height(any(s.arrivers or s.waiters for s in lay.sets)) + 0.1
+               for _, lay, _, rows in plans]
+    head = 0.45 if len(panels) > 1 else 0.0
+    strip_h = (len(panels) * (MINI + 0.18) + 0.2) if strips else 0.0
+    body = sum(heights) + head * len(panels) + strip_h
+    items = _legend_items([lay for _, lay, _ in panels])
+    legend_in = _figure.legend_height(items, width_in)
+    fig = _figure.new_figure(width_in, body * CELL_IN + TITLE_IN + legend_in)
+    fh = fig.get_figheight()
+    ax = fig.add_axes((0, legend_in / fh, 1, 1 - (TITLE_IN + legend_in) / fh))
+    ax.set_axis_off()
+    ax.set_xlim(0, width_in / CELL_IN)
+    ax.set_ylim(-body, 0)
+    y = 0.0
+    if strips:
+        y = _draw_strips(ax, panels, y - 0.05, label_w, width_in / CELL_IN - label_w - 0.3) - 0.15
+    for k, (name, lay, heading, rows) in enumerate(plans):
+        if heading:
+            ax.text(0.1, y - 0.08, heading, ha="left", va="top", fontsize=10, fontweight="bold", color=style.INK)
+            y -= head
+        y = _draw_rows(ax, lay, rows, y, label_w, f"p{k}-" if len(plans) > 1 else "")
+        if len(panels) > 1:
+            ax.plot([0.1, width_in / CELL_IN - 0.1], [y + 0.05] * 2, color="#D5D8DC", lw=0.8)
+    fig.text(0.01, 1 - 0.08 / fh, title, ha="left", va="top", fontsize=11, fontweight="bold", color=style.INK)
+    fig.text(0.01, 1 - 0.32 / fh, CAPTION, ha="left", va="top", fontsize=7, color=style.MUTED)
+    _figure.add_legend(fig, items)
+    return fig
+
+
+def barrier_figure(x: Any, *, title: str | None = None, max_cells: int = 16) -> Any:
+    """The slots of a ``BarrierLayout`` (or of a Design / PipelineGroup / resource) as a Figure."""
+    layout, name = _as_layout(x)
+    return _compose([(name, layout, "")], title or _summary(name, layout), max_cells)
+
+
+def comparison_figure(design: Any, *, max_cells: int = 16) -> Any:
+    """The design's barriers above those of ``ungrouped(design)``, with the number saved."""
+    from ..analysis.layout import barrier_layout
+    from ..model.ungroup import ungrouped
+
+    twin = ungrouped(design)
+    grouped, alone = barrier_layout(design), barrier_layout(twin)
+    saved = alone.num_barriers - grouped.num_barriers
+    verb = "saves" if saved >= 0 else "costs"
+    title = (f"{design.name}: grouping {verb} {abs(saved)} barriers ({abs(saved) * 8} B), "
+             f"{grouped.num_barriers} instead of {alone.num_barriers}")
+    panels = [(design.name, grouped, f"grouped: {_summary(design.name, grouped)}"),
+              (twin.name, alone, f"per-resource barriers: {_summary(twin.name, alone)}")]
+    return _compose(panels, title, max_cells, strips=True)
+
+
+def layout_svg(layout: Any) -> str:
+    """The barrier picture as SVG text (what a notebook shows for a ``BarrierLayout``)."""
+    return _figure.to_svg(barrier_figure(layout))

@@ -1,0 +1,117 @@
+"""``pgstudio render design.json --out DIR``: the three pictures of a design as SVG and PNG.
+
+Writes ``graph``, ``barriers``, ``barriers_vs_ungrouped`` (when the design has groups) and
+``timeline`` (when the simulator is available) as ``.svg`` and ``.png``.  ``pgstudio demo``
+writes the same pictures of each canonical design under ``<out>/<design>/``.  This is the
+only place in ``render`` that writes files.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from ..cli import DEMO_HOOKS, command, load_design
+from ..errors import PgStudioError
+
+NO_SIMULATOR = ("timeline skipped: this pgstudio has no simulator (pgstudio.analysis.simulate); "
+                "the graph and barrier pictures do not need it")
+
+
+def simulated(design: Any, iterations: int, inner: int = 4) -> tuple[Any, str]:
+    """(Timeline, "") from the simulator, or (None, why not).  ``inner`` caps inner loops (a GEMM's
+    k tiles) so the picture shows a few output tiles rather than one long mainloop."""
+    try:
+        from ..analysis.simulate import simulate
+    except ModuleNotFoundError as exc:
+        if exc.name and exc.name.endswith("simulate"):
+            return None, NO_SIMULATOR
+        raise
+    try:
+        return simulate(design, iterations=iterations, inner=inner), ""
+    except (PgStudioError, ValueError) as exc:  # an invalid design cannot be run: say why
+        return None, f"timeline skipped: the design cannot be simulated: {exc}"
+
+
+def write_pictures(design: Any, out: Path, *, iterations: int = 8, inner: int = 4, png: bool = True,
+                   highlight: str | None = None) -> tuple[list[Path], list[str]]:
+    """Draw and write every picture of ``design`` into ``out``; return (files written, notes)."""
+    from ._figure import to_png, to_svg
+    from .barriers import barrier_figure, comparison_figure
+    from .graph import dependency_graph
+    from .timeline import timeline_figure
+
+    out.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    notes: list[str] = []
+
+    def save(stem: str, svg: str, png_bytes: Any) -> None:
+        (out / f"{stem}.svg").write_text(svg)
+        written.append(out / f"{stem}.svg")
+        if png:
+            (out / f"{stem}.png").write_bytes(png_bytes())
+            written.append(out / f"{stem}.png")
+
+    graph = dependency_graph(design, highlight=highlight)
+    save("graph", graph.pipe(format="svg").decode(), lambda: graph.pipe(format="png"))
+    try:
+        fig = barrier_figure(design)
+        save("barriers", to_svg(fig), lambda: to_png(fig))
+        if design.groups:
+            cmp = comparison_figure(design)
+            save("barriers_vs_ungrouped", to_svg(cmp), lambda: to_png(cmp))
+    except PgStudioError as exc:  # e.g. a group whose members cannot be merged: the graph says why
+        notes.append(f"barrier pictures skipped: {exc}")
+    timeline, why = simulated(design, iterations, inner)
+    if timeline is None:
+        notes.append(why)
+    else:
+        fig = timeline_figure(timeline)
+        save("timeline", to_svg(fig), lambda: to_png(fig))
+    return written, notes
+
+
+def _render_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("design", help="a design JSON file (pgstudio example NAME --out FILE writes one)")
+    p.add_argument("--out", default="pgstudio-pictures", help="folder for the pictures (created if missing)")
+    p.add_argument("--iterations", type=int, default=8, help="outer-loop iterations of the simulated timeline")
+    p.add_argument("--inner", type=int, default=4, help="iterations of each inner loop (e.g. a GEMM's k tiles)")
+    p.add_argument("--no-png", action="store_true", help="write SVG only")
+    p.add_argument("--highlight", help="name of a resource, group or task to mark in the graph")
+
+
+def cmd_render(args: argparse.Namespace) -> int:
+    for flag in ("iterations", "inner"):
+        if getattr(args, flag) < 1:
+            raise PgStudioError(f"--{flag} is {getattr(args, flag)}, expected at least 1")
+    design = load_design(args.design)
+    written, notes = write_pictures(design, Path(args.out), iterations=args.iterations, inner=args.inner,
+                                    png=not args.no_png, highlight=args.highlight)
+    for path in written:
+        print(f"wrote {path}")
+    for note in notes:
+        print(note)
+    return 0 if all(n == NO_SIMULATOR for n in notes) else 1
+
+
+cmd_render.add_args = _render_args
+command("render", "draw a design: dependency graph, barrier layout and timeline (SVG + PNG)")(cmd_render)
+
+
+def demo_pictures(name: str, design: Any, out: Path) -> None:
+    """``pgstudio demo`` step: the pictures of one canonical design under ``<out>/<name>/``."""
+    written, notes = write_pictures(design, Path(out) / name)
+    stems = sorted({p.stem for p in written})
+    print(f"pictures: {Path(out) / name}/{{{','.join(stems)}}}.svg/.png")
+    for note in notes:
+        if note not in _SAID:  # e.g. "no simulator": once per demo, not once per design
+            _SAID.add(note)
+            print(note)
+
+
+_SAID: set[str] = set()
+
+
+if demo_pictures not in DEMO_HOOKS:
+    DEMO_HOOKS.append(demo_pictures)

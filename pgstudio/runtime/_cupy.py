@@ -1,0 +1,42 @@
+"""CuPy, imported on first use: ``import pgstudio`` never imports it, and a missing CuPy or GPU
+becomes one clear ``GpuUnavailable`` instead of a deep traceback."""
+
+from __future__ import annotations
+
+import functools
+
+from ..errors import GpuUnavailable
+
+
+def cupy():
+    """The ``cupy`` module, or ``GpuUnavailable`` saying how to get it."""
+    try:
+        import cupy as cp
+    except ImportError as exc:
+        raise GpuUnavailable("running kernels needs CuPy: pip install 'pgstudio[gpu]' (cupy-cuda13x)") from exc
+    return cp
+
+
+@functools.lru_cache(maxsize=None)
+def _gpu_count() -> tuple[int, str]:
+    cp = cupy()
+    try:
+        return cp.cuda.runtime.getDeviceCount(), ""
+    except Exception as exc:  # no driver, no device, insufficient driver ...
+        return 0, str(exc).strip() or type(exc).__name__
+
+
+def gpu_available() -> bool:
+    """True when CuPy imports and sees at least one GPU."""
+    try:
+        return _gpu_count()[0] > 0
+    except GpuUnavailable:
+        return False
+
+
+def require_gpu() -> None:
+    """Raise ``GpuUnavailable`` (with the reason) unless a GPU is usable."""
+    n, why = _gpu_count()
+    if n == 0:
+        raise GpuUnavailable(f"no GPU is present ({why or 'CuPy sees no device'}); kernels can still be "
+                             "compiled: pgstudio compile DESIGN.json")

@@ -1,0 +1,252 @@
+"""``benchmark(design)``: the design, its per-resource-barrier twin and the library, side by side.
+
+In one process, on the same arrays, interleaved round by round (so clock and thermal drift hit
+every variant alike): the design's kernel, ``ungrouped(design)``'s kernel, CuPy's own kernels for
+the same computation (an ``ElementwiseKernel`` built from the design's expressions and, where the
+computation is one ufunc such as ``a + b``, that ufunc) and a device-to-device copy of one
+operand, the bandwidth ceiling.  Every variant that computes is verified before it is timed.
+The result is a table of medians and ratios that displays in a notebook.
+"""
+
+from __future__ import annotations
+
+import ast
+import statistics
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+from ..codegen.dtypes import dtype as dtype_of
+from ..codegen.kernel import cname
+from ..codegen.ops import compute_expr
+from ..model.design import Design
+from ..model.resource import Memory
+from ..model.ungroup import ungrouped
+from ._cupy import cupy
+from .run import BUDGET_MS, Launcher, Workload, emit_cached
+
+_UFUNCS = {ast.Add: "add", ast.Sub: "subtract", ast.Mult: "multiply", ast.Div: "divide"}
+
+
+@dataclass
+class Variant:
+    name: str
+    what: str
+    launch: Callable[[], None]
+    bytes_moved: int
+    launcher: Any = None  # the generated kernel's Launcher (its watchdog is checked after timing)
+    times: list[float] = field(default_factory=list)
+
+    @property
+    def median_ms(self) -> float:
+        return statistics.median(self.times) if self.times else float("nan")
+
+    @property
+    def gbps(self) -> float:
+        return self.bytes_moved / (self.median_ms * 1e-3) / 1e9
+
+
+@dataclass(frozen=True)
+class BenchRow:
+    name: str
+    what: str
+    median_ms: float
+    gbps: float
+    runs: int
+
+
+@dataclass(frozen=True)
+class BenchTable:
+    """Medians of every variant; ``speedup(a, b)`` = time of b / time of a."""
+
+    design: str
+    n: int
+    dtype: str
+    rows: tuple[BenchRow, ...]
+
+    def row(self, name: str) -> BenchRow:
+        for r in self.rows:
+            if r.name == name:
+                return r
+        raise KeyError(f"no variant {name!r}; variants: {', '.join(r.name for r in self.rows)}")
+
+    def speedup(self, a: str, b: str) -> float:
+        return self.row(b).median_ms / self.row(a).median_ms
+
+    def bandwidth_ratio(self, a: str, b: str) -> float:
+        return self.row(a).gbps / self.row(b).gbps
+
+    def table(self) -> str:
+        first = self.rows[0]
+        head = ("variant", "what", "median ms", "GB/s", "time / design")
+        lines = [head] + [(r.name, r.what, f"{r.median_ms:.4f}", f"{r.gbps:,.0f}", f"{r.median_ms / first.median_ms:.3f}")
+                          for r in self.rows]
+        widths = [max(len(ln[i]) for ln in lines) for i in range(len(head))]
+        out = ["  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(ln, widths)))
+               for ln in lines]
+        out.insert(1, "  ".join("-" * w for w in widths))
+        out.insert(0, f"{self.design}: {self.n:,} {self.dtype} elements, medians of {first.runs} interleaved runs")
+        return "\n".join(out)
+
+    def __str__(self) -> str:
+        return self.table()
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        from html import escape
+        first = self.rows[0]
+        body = "".join(f"<tr><td>{escape(r.name)}</td><td>{escape(r.what)}</td><td>{r.median_ms:.4f}</td>"
+                       f"<td>{r.gbps:,.0f}</td><td>{r.median_ms / first.median_ms:.3f}</td></tr>" for r in self.rows)
+        return {"text/plain": self.table(),
+                "text/html": f"<p>{escape(self.design)}: {self.n:,} {escape(self.dtype)} elements</p><table><tr>"
+                             "<th>variant</th><th>what</th><th>median ms</th><th>GB/s</th><th>time / design</th></tr>"
+                             f"{body}</table>"}
+
+
+class _Progress:
+    def __init__(self, total: int, enabled: bool) -> None:
+        self.total, self.done, self.enabled = total, 0, enabled
+
+    def step(self, label: str) -> None:
+        self.done += 1
+        if self.enabled:
+            filled = int(30 * self.done / self.total)
+            sys.stderr.write(f"\r[{'#' * filled}{'.' * (30 - filled)}] {self.done}/{self.total} {label:<40}")
+            sys.stderr.flush()
+
+    def close(self) -> None:
+        if self.enabled:
+            sys.stderr.write("\n")
+            sys.stderr.flush()
+
+
+def _flat_c(design: Design, name: str, dt, names: Mapping[str, str]) -> str:
+    """C float expression of ``name`` over the input tensors (copies and stages substituted)."""
+    r = design.resource(name)
+    if r.memory is Memory.GMEM and r.compute.op == "input":
+        return dt.to_float(names[name])
+    ex = compute_expr(design, name)
+    return ex.to_c({o: _flat_c(design, o, dt, names) for o in ex.operands})
+
+
+def _source_input(design: Design, name: str) -> str | None:
+    """The input tensor ``name`` is a plain copy of (through any chain of copies), else None."""
+    r = design.resource(name)
+    if r.memory is Memory.GMEM and r.compute.op == "input":
+        return name
+    ex = compute_expr(design, name)
+    if len(ex.operands) == 1 and ex.text.strip() == ex.operands[0]:
+        return _source_input(design, ex.operands[0])
+    return None
+
+
+def elementwise_peer(work: Workload) -> Callable[[], None]:
+    """CuPy's ``ElementwiseKernel`` computing every output of the design in one pass."""
+    cp = cupy()
+    d, dt = work.design, dtype_of(work.dtype)
+    store = "float32" if work.dtype == "float32" else "uint16"  # 16-bit types as raw bits, converted like ours
+    names = {n: f"p_{cname(n)}" for n in (*work.inputs, *work.outputs)}
+    body = "; ".join(f"{names[o]} = {dt.from_float(_flat_c(d, o, dt, names))}" for o in work.outputs)
+    preamble = "typedef unsigned short u16;\ntypedef unsigned int u32;\n" + dt.scalar
+    kern = cp.ElementwiseKernel(", ".join(f"{store} {names[i]}" for i in work.inputs),
+                                ", ".join(f"{store} {names[o]}" for o in work.outputs), body,
+                                f"pg_peer_{d.name}", preamble=preamble)
+    view = (lambda a: a.view(cp.uint16)) if work.dtype == "float16" else (lambda a: a)
+    ins = [view(a) for a in work.inputs.values()]
+    outs = [view(a) for a in work.outputs.values()]
+    return lambda: kern(*ins, *outs)
+
+
+def ufunc_peer(work: Workload) -> tuple[str, Callable[[], None]] | None:
+    """``cp.<ufunc>(x, y, out=d)`` when the design computes exactly that (fp32 / fp16), else None."""
+    if work.dtype == "bfloat16" or len(work.outputs) != 1:
+        return None
+    cp = cupy()
+    (out_name, out), = work.outputs.items()
+    ex = compute_expr(work.design, out_name)
+    tree = ex.tree
+    if isinstance(tree, ast.BinOp) and type(tree.op) in _UFUNCS and all(isinstance(x, ast.Name)
+                                                                         for x in (tree.left, tree.right)):
+        a, b = (_source_input(work.design, x.id) for x in (tree.left, tree.right))
+        if a and b:
+            name = _UFUNCS[type(tree.op)]
+            fn = getattr(cp, name)
+            x, y = work.inputs[a], work.inputs[b]
+            return f"cp.{name}", lambda: fn(x, y, out=out)
+    return None
+
+
+def kernel_variant(design: Design, work: Workload, label: str, what: str, *, validate: bool = True,
+                   tuning: Mapping[str, Any] | None = None, blocks_per_sm: int | None = None,
+                   budget_ms: float = BUDGET_MS, watchdog: bool = True) -> Variant:
+    """A generated kernel of ``design`` as a benchmark variant over ``work``, verified first."""
+    s = emit_cached(design, validate=validate, tuning=dict(tuning or {}), watchdog=watchdog)
+    la = Launcher(s, blocks_per_sm=blocks_per_sm, budget_ms=budget_ms)
+    la.verify(work)
+    args = la.args(work)
+    return Variant(label, what, lambda: la.launch(work, args), work.bytes_moved, la)
+
+
+def interleave(variants: list[Variant], *, rounds: int = 30, warmup: int = 3, progress: bool = True) -> None:
+    """Time every variant once per round, round after round (each launch between two CUDA events);
+    fills ``Variant.times`` and checks the generated kernels' watchdogs afterwards."""
+    cp = cupy()
+    bar = _Progress(rounds * len(variants), progress)
+    for v in variants:
+        for _ in range(warmup):
+            v.launch()
+    try:
+        for _ in range(rounds):
+            events = []
+            for v in variants:
+                s, e = cp.cuda.Event(), cp.cuda.Event()
+                s.record()
+                v.launch()
+                e.record()
+                events.append((v, s, e))
+            events[-1][2].synchronize()
+            for v, s, e in events:
+                v.times.append(cp.cuda.get_elapsed_time(s, e))
+                bar.step(v.name)
+    finally:
+        bar.close()
+    for v in variants:
+        if v.launcher is not None:
+            v.launcher.check_watchdog()
+
+
+def benchmark(design: Design, *, n: int | None = None, rounds: int = 30, warmup: int = 3, seed: int | None = None,
+              budget_ms: float = BUDGET_MS, blocks_per_sm: int | None = None, tuning: Mapping[str, Any] | None = None,
+              twin: bool = True, peers: bool = True, copy: bool = True, progress: bool = True,
+              validate: bool = True) -> BenchTable:
+    """Time ``design`` against its ungrouped twin, CuPy and a device copy; see the module docstring."""
+    from .gemm_run import is_gemm
+    if is_gemm(design):  # tensor-core designs: the twin and cuBLAS instead of CuPy elementwise peers
+        from .gemm_run import benchmark_gemm
+        return benchmark_gemm(design, rounds=rounds, warmup=warmup, seed=seed, twin=twin)
+    cp = cupy()
+    src = emit_cached(design, validate=validate, tuning=dict(tuning or {}))
+    work = Workload.make(design, int(n or src.info["num_elements"]), str(src.info["dtype"]), seed)
+    opts = dict(validate=validate, tuning=tuning, blocks_per_sm=blocks_per_sm, budget_ms=budget_ms)
+    variants = [kernel_variant(design, work, design.name, f"pgstudio, {len(design.groups)} group(s)", **opts)]
+    if twin and design.groups:
+        variants.append(kernel_variant(ungrouped(design), work, f"{design.name}_ungrouped",
+                                       "pgstudio, per-resource barriers", **opts))
+    if peers:
+        for label, fn in [("cupy elementwise", elementwise_peer(work)), *filter(None, [ufunc_peer(work)])]:
+            work.poison()
+            fn()
+            work.check(label)
+            variants.append(Variant(label, "CuPy" if label.startswith("cp.") else "CuPy ElementwiseKernel",
+                                    fn, work.bytes_moved))
+    if copy and work.inputs and work.outputs:
+        src_arr, dst_arr = next(iter(work.inputs.values())), next(iter(work.outputs.values()))
+        nbytes = src_arr.nbytes
+        variants.append(Variant("device copy", f"cudaMemcpy D2D of one operand ({nbytes / 2**30:.2f} GiB)",
+                                lambda: dst_arr.data.copy_from_device_async(src_arr.data, nbytes), 2 * nbytes))
+    interleave(variants, rounds=rounds, warmup=warmup, progress=progress)
+    rows = tuple(BenchRow(v.name, v.what, v.median_ms, v.gbps, len(v.times)) for v in variants)
+    return BenchTable(design.name, work.n, work.dtype, rows)
+
+
+__all__ = ["BenchRow", "BenchTable", "Variant", "benchmark", "elementwise_peer", "interleave", "kernel_variant",
+           "ufunc_peer"]

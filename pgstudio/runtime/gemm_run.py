@@ -1,0 +1,410 @@
+"""Run a GEMM design's kernel: data, launch, verification against cuBLAS, timing.
+
+``run_gemm(design, m, n, k)`` emits (``codegen.gemm``), compiles and loads the kernel (shared
+``compile.load`` cache), builds fresh random inputs, encodes their TMA tensor maps, poisons every
+output with NaN, launches on a persistent grid (one block per SM, at most one per output tile),
+reads the watchdog record, and compares each output with a float32 reference computed by
+``cupy.matmul`` (cuBLAS).  ``benchmark_gemm(design)`` times the design, its ungrouped twin and
+cuBLAS (``cupy.matmul`` for float16; ``cublasGemmEx`` for bfloat16, which CuPy has no dtype for)
+on the same data, each verified before it is timed.
+
+16-bit data lives in ``uint16`` arrays (bfloat16 has no NumPy / CuPy dtype); ``to_float32`` reads
+them back.  The launch goes through the driver (``cuLaunchKernel``) so the tensor maps travel as
+128-byte by-value parameters.
+"""
+
+from __future__ import annotations
+
+import ast
+import ctypes
+import re
+import statistics
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..codegen.gemm import emit_gemm
+from ..codegen.gemm_prelude import DIAG_WORDS, STATUS
+from ..codegen.source import KernelSource
+from ..errors import DesignError, KernelHangError
+from ..model.design import Design
+from ..model.resource import Memory
+from ..model.ungroup import ungrouped
+from ._cupy import cupy, require_gpu
+from .tensormap import TmaDesc, encode_2d
+
+#: Largest error of an output relative to the largest reference magnitude, by dtype: fp32
+#: accumulation then one rounding to the output type, with margin for K-long sums.
+TOLERANCE = {"float16": 5e-3, "bfloat16": 2e-2}
+BUDGET_MS = 2000.0
+_POISON = 0x7FFF  # NaN in float16 and in bfloat16
+
+
+def is_gemm(design: Design) -> bool:
+    """Does ``design`` compute an MMA (so ``benchmark`` dispatches here)?"""
+    return any(r.memory is Memory.TMEM and r.compute.op == "mma" for r in design.resources)
+
+
+def _dims(space: str, m: int, n: int, k: int) -> tuple[int, int]:
+    size = {"M": m, "N": n, "K": k}
+    return size[space[0]], size[space[1]]
+
+
+def to_bits(x32, dtype: str):
+    """float32 CuPy array -> uint16 storage of ``dtype`` (round to nearest even)."""
+    cp = cupy()
+    if dtype == "float16":
+        return x32.astype(cp.float16).view(cp.uint16)
+    u = x32.astype(cp.float32).view(cp.uint32)
+    return ((u + cp.uint32(0x7FFF) + ((u >> 16) & cp.uint32(1))) >> 16).astype(cp.uint16)
+
+
+def to_float32(bits, dtype: str):
+    """uint16 storage of ``dtype`` -> float32."""
+    cp = cupy()
+    if dtype == "float16":
+        return bits.view(cp.float16).astype(cp.float32)
+    return (bits.astype(cp.uint32) << 16).view(cp.float32)
+
+
+_BINOPS = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
+           ast.Div: lambda a, b: a / b}
+
+
+def evaluate(expr: str, values: dict[str, Any], xp: Any = None):
+    """Evaluate a store expression (names, numbers, + - * /, unary -, max, min) over arrays of
+    module ``xp`` (default CuPy), without ``eval``: a design may come from a file."""
+    cp = xp if xp is not None else cupy()
+    text = re.sub(r"(\d+\.\d*|\.\d+|\d+)f\b", r"\1", expr.replace(".f", ".0"))
+
+    def ev(node):
+        if isinstance(node, ast.Expression):
+            return ev(node.body)
+        if isinstance(node, ast.Name) and node.id in values:
+            return values[node.id]
+        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
+            return float(node.value)
+        if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
+            return _BINOPS[type(node.op)](ev(node.left), ev(node.right))
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            return -ev(node.operand)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("max", "min") \
+                and len(node.args) == 2:
+            fn = cp.maximum if node.func.id == "max" else cp.minimum
+            return fn(ev(node.args[0]), ev(node.args[1]))
+        raise DesignError(f"store expression {expr!r}: cannot evaluate {ast.dump(node)[:60]} for the reference",
+                          code="gemm.expr", hint="use names, numbers, + - * /, max and min")
+
+    return ev(ast.parse(text, mode="eval"))
+
+
+@dataclass
+class GemmData:
+    """Inputs (uint16 storage and their float32 values), outputs and the tensor maps of one shape."""
+
+    m: int
+    n: int
+    k: int
+    dtype: str
+    arrays: dict[str, Any]
+    values: dict[str, Any]  # float32 of the inputs as stored
+    maps: dict[str, TmaDesc] = field(default_factory=dict)
+
+    @classmethod
+    def make(cls, src: KernelSource, m: int, n: int, k: int, seed: int | None = None) -> "GemmData":
+        cp = cupy()
+        info = src.info
+        dtype = str(info["dtype"])
+        spaces = dict(info["gmem_spaces"])
+        rng = cp.random.default_rng(seed)
+        arrays, values = {}, {}
+        for name in info["inputs"]:
+            rows, cols = _dims(spaces[name], m, n, k)
+            bits = to_bits(rng.standard_normal((rows, cols), dtype=cp.float32), dtype)
+            arrays[name], values[name] = bits, to_float32(bits, dtype)
+        for name in info["outputs"]:
+            arrays[name] = cp.empty(_dims(spaces[name], m, n, k), dtype=cp.uint16)
+        data = cls(m, n, k, dtype, arrays, values)
+        data.encode(src)
+        return data
+
+    def encode(self, src: KernelSource) -> None:
+        for param, tensor, space, box_rows in src.info["tensor_maps"]:
+            rows, cols = _dims(space, self.m, self.n, self.k)
+            self.maps[param] = encode_2d(self.arrays[tensor].data.ptr, rows, cols, box_rows, self.dtype, tensor)
+
+    def poison(self, src: KernelSource) -> None:
+        for name in src.info["outputs"]:
+            self.arrays[name].fill(_POISON)
+
+
+class GemmLauncher:
+    """A loaded GEMM kernel, its persistent grid and its watchdog record."""
+
+    def __init__(self, src: KernelSource, budget_ms: float = BUDGET_MS) -> None:
+        from .compile import load
+        require_gpu()
+        cp = cupy()
+        from cuda.bindings import driver as cu
+        self.cu, self.src, self.budget_ms = cu, src, budget_ms
+        self.loaded = load(src)
+        self.fn = cu.CUfunction(self.loaded.kernel.kernel.ptr)
+        self.sms = cp.cuda.Device().attributes["MultiProcessorCount"]
+        self.abort = cp.zeros(1, dtype=cp.int32)
+        self.diag = cp.zeros(DIAG_WORDS, dtype=cp.int32)
+
+    def grid(self, data: GemmData) -> int:
+        bm, bn, _ = self.src.info["tile"]
+        tiles = -(-data.m // bm) * -(-data.n // bn)
+        return max(1, min(tiles, self.sms))
+
+    def args(self, data: GemmData) -> tuple:
+        """The parameter objects in kernel order, and the void** array pointing at them."""
+        objs: list[Any] = []
+        for p in self.src.params:
+            if p.kind == "tensormap":
+                objs.append(data.maps[p.name])
+            elif p.kind == "ptr":
+                arr = self.abort if p.name == "wd_abort" else self.diag if p.name == "wd_diag" else data.arrays[p.name]
+                objs.append(ctypes.c_uint64(arr.data.ptr))
+            elif p.kind == "i32":
+                objs.append(ctypes.c_int32({"M": data.m, "N": data.n, "K": data.k}[p.name]))
+            elif p.kind == "u64":
+                objs.append(ctypes.c_uint64(int(self.budget_ms * 1e6)))
+            else:
+                raise DesignError(f"kernel parameter {p.name!r} has unknown kind {p.kind!r}", code="gemm.param")
+        ptrs = (ctypes.c_void_p * len(objs))(*[ctypes.addressof(o) for o in objs])
+        return objs, ptrs
+
+    def launch(self, data: GemmData, args: tuple | None = None) -> None:
+        objs, ptrs = args or self.args(data)
+        cp = cupy()
+        stream = cp.cuda.get_current_stream().ptr
+        (err,) = self.cu.cuLaunchKernel(self.fn, self.grid(data), 1, 1, *self.src.block, self.src.smem_bytes,
+                                        self.cu.CUstream(stream), ctypes.addressof(ptrs), 0)
+        if err != self.cu.CUresult.CUDA_SUCCESS:
+            raise RuntimeError(f"cuLaunchKernel of {self.src.entry} failed: {err}")
+
+    def check_watchdog(self) -> None:
+        rec = [int(x) for x in self.diag.get()]
+        if not rec[0]:
+            return
+        info = self.src.info
+        slots = {s[0]: (s[1], s[2]) for s in info["slots"]}
+        tasks = info["tasks"]
+        what = STATUS.get(rec[0], f"status {rec[0]}")
+        record = {"status": rec[0], "block": rec[1], "thread": rec[2], "slot": rec[3], "stage": rec[4],
+                  "parity": rec[5], "tile": rec[6], "k_tile": rec[7], "waited_us": rec[8],
+                  "task": tasks[rec[9]] if 0 <= rec[9] < len(tasks) else None,
+                  "barrier": slots.get(rec[3], ("?", "?"))[0]}
+        self.abort.fill(0)
+        self.diag.fill(0)
+        if rec[0] == 1:
+            raise KernelHangError(
+                f"kernel {self.src.entry} of design {self.src.design!r} hung: task {record['task']!r} waited "
+                f"{rec[8] / 1000:.0f} ms on barrier {record['barrier']} (slot {rec[3]}, stage {rec[4]}, parity {rec[5]}) "
+                f"at output tile {rec[6]}, k tile {rec[7]}, block {rec[1]} thread {rec[2]}", record)
+        raise KernelHangError(f"kernel {self.src.entry} of design {self.src.design!r} stopped: {what}", record)
+
+
+def reference(design: Design, src: KernelSource, data: GemmData) -> dict[str, Any]:
+    """Every output in float32: the accumulator is cupy.matmul of the float32 inputs (cuBLAS)."""
+    cp = cupy()
+    info = src.info
+    acc = next(r for r in design.resources if r.memory is Memory.TMEM and r.compute.op == "mma")
+    a_res, b_res = design.deps(acc.name)
+    source = {}
+    for r in design.resources:
+        if r.memory is Memory.SMEM and r.pipeline_config is not None:
+            source[r.name] = next(d for d in design.deps(r.name) if design.resource(d).memory is Memory.GMEM)
+    a = data.values[source[a_res]]
+    b = data.values[source[b_res]]
+    prod = cp.matmul(a, b if info["b_major"] == "mn" else b.T)
+    outs = {}
+    for name in info["outputs"]:
+        out = design.resource(name)
+        ins = list(design.deps(name))
+        vals = {i: prod if i == acc.name else data.values[source[i]] for i in ins}
+        outs[name] = evaluate(out.compute.expr or ins[0], vals)
+    return outs
+
+
+def verify(design: Design, src: KernelSource, launcher: GemmLauncher, data: GemmData) -> dict[str, float]:
+    """Poison the outputs, launch once, and compare with the reference; raise on a mismatch."""
+    cp = cupy()
+    data.poison(src)
+    launcher.launch(data)
+    cp.cuda.get_current_stream().synchronize()
+    launcher.check_watchdog()
+    ref = reference(design, src, data)
+    errs = {}
+    for name, want in ref.items():
+        got = to_float32(data.arrays[name], data.dtype)
+        scale = float(cp.abs(want).max()) or 1.0
+        bad = int(cp.isnan(got).sum())
+        err = float(cp.abs(got - want).max()) / scale
+        errs[name] = err if not bad else float("nan")
+        tol = TOLERANCE[data.dtype]
+        if bad or not err <= tol:
+            where = cp.argwhere(cp.isnan(got) | (cp.abs(got - want) > tol * scale))
+            first = tuple(int(x) for x in where[0].get()) if where.size else ()
+            raise AssertionError(f"design {design.name!r} ({src.arch}) at M={data.m} N={data.n} K={data.k} "
+                                 f"{data.dtype}: output {name!r} differs from cuBLAS: max error {err:.3g} x max|ref| "
+                                 f"(tolerance {tol}), {bad} NaN (unwritten), first bad element {first}")
+    return errs
+
+
+@dataclass
+class GemmResult:
+    design: str
+    m: int
+    n: int
+    k: int
+    dtype: str
+    errors: dict[str, float]
+    ms: float | None = None
+
+    @property
+    def tflops(self) -> float:
+        return 2.0 * self.m * self.n * self.k / (self.ms * 1e-3) / 1e12 if self.ms else float("nan")
+
+
+def _time(fn, reps: int, warmup: int) -> list[float]:
+    cp = cupy()
+    for _ in range(warmup):
+        fn()
+    out = []
+    for _ in range(reps):
+        s, e = cp.cuda.Event(), cp.cuda.Event()
+        s.record()
+        fn()
+        e.record()
+        e.synchronize()
+        out.append(cp.cuda.get_elapsed_time(s, e))
+    return out
+
+
+def run_gemm(design: Design, m: int | None = None, n: int | None = None, k: int | None = None, *,
+             seed: int | None = None, b_major: str = "mn", timing: bool = False,
+             reps: int = 10, warmup: int = 2, budget_ms: float = BUDGET_MS) -> GemmResult:
+    """Verify (and optionally time) ``design`` at M x N x K (default: the design's problem)."""
+    p = design.problem_dict
+    m, n, k = m or p["M"], n or p["N"], k or p["K"]
+    src = emit_gemm(design, b_major=b_major)
+    launcher = GemmLauncher(src, budget_ms)
+    data = GemmData.make(src, m, n, k, seed)
+    errs = verify(design, src, launcher, data)
+    res = GemmResult(design.name, m, n, k, data.dtype, errs)
+    if timing:
+        args = launcher.args(data)
+        res.ms = statistics.median(_time(lambda: launcher.launch(data, args), reps, warmup))
+        launcher.check_watchdog()
+    return res
+
+
+def cublas_matmul(data: GemmData, a: str, b: str, out, b_major: str = "mn"):
+    """D = A @ B by cuBLAS on the same 16-bit data: (label, callable), or None when unavailable."""
+    cp = cupy()
+    A, B = data.arrays[a], data.arrays[b]
+    if data.dtype == "float16":
+        A16, B16, D16 = A.view(cp.float16), B.view(cp.float16), out.view(cp.float16)
+        Bm = B16 if b_major == "mn" else B16.T
+        return "cuBLAS (cupy.matmul)", lambda: cp.matmul(A16, Bm, out=D16)
+    try:
+        from cupy_backends.cuda.libs import cublas
+        import numpy as np
+        handle = cp.cuda.device.get_cublas_handle()
+        alpha, beta = np.ones(1, np.float32), np.zeros(1, np.float32)
+        m, n, k = data.m, data.n, data.k
+        r16bf, compute32f = 14, 68  # CUDA_R_16BF, CUBLAS_COMPUTE_32F
+        transb = 0 if b_major == "mn" else 1  # column-major view: D^T = B^T A^T
+        ldb = n if b_major == "mn" else k
+
+        def call():
+            cublas.gemmEx(handle, transb, 0, n, m, k, alpha.ctypes.data, B.data.ptr, r16bf, ldb, A.data.ptr, r16bf, k,
+                          beta.ctypes.data, out.data.ptr, r16bf, n, compute32f, -1)
+        call()
+        return "cuBLAS (cublasGemmEx)", call
+    except Exception as exc:  # noqa: BLE001 - no bfloat16 cuBLAS entry in this CuPy build
+        import sys
+        print(f"cublasGemmEx (bfloat16) unavailable through CuPy: {exc}", file=sys.stderr)
+    try:  # PyTorch's bfloat16 matmul is cuBLAS too; shares the arrays through DLPack
+        import torch
+        tA = torch.from_dlpack(A).view(torch.bfloat16)
+        tB = torch.from_dlpack(B).view(torch.bfloat16)
+        tD = torch.from_dlpack(out).view(torch.bfloat16)
+        Bm = tB if b_major == "mn" else tB.t()
+        return "cuBLAS (torch.matmul)", lambda: torch.matmul(tA, Bm, out=tD)
+    except Exception:  # noqa: BLE001
+        return None
+
+
+@dataclass
+class GemmBenchTable:
+    design: str
+    m: int
+    n: int
+    k: int
+    dtype: str
+    rows: list[tuple[str, float, float]]  # (variant, median ms, TFLOP/s)
+
+    def table(self) -> str:
+        base = self.rows[0][1]
+        lines = [f"{self.design}: {self.m}x{self.n}x{self.k} {self.dtype}",
+                 f"{'variant':<34} {'median ms':>10} {'TFLOP/s':>9} {'time / design':>14}"]
+        for name, ms, tf in self.rows:
+            lines.append(f"{name:<34} {ms:>10.4f} {tf:>9.1f} {ms / base:>14.3f}")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.table()
+
+
+def benchmark_gemm(design: Design, m: int | None = None, n: int | None = None, k: int | None = None, *,
+                   rounds: int = 10, warmup: int = 2, seed: int | None = None, twin: bool = True,
+                   b_major: str = "mn", **_: Any) -> GemmBenchTable:
+    """The design, its ungrouped twin and cuBLAS on the same data, interleaved; each verified first."""
+    cp = cupy()
+    p = design.problem_dict
+    m, n, k = m or p["M"], n or p["N"], k or p["K"]
+    src = emit_gemm(design, b_major=b_major)
+    data = GemmData.make(src, m, n, k, seed)
+    variants = []
+    designs = [design] + ([ungrouped(design)] if twin and design.groups else [])
+    for d in designs:
+        s = emit_gemm(d, b_major=b_major)
+        la = GemmLauncher(s)
+        data.encode(s)
+        verify(d, s, la, data)
+        maps = dict(data.maps)
+        args = la.args(GemmData(m, n, k, data.dtype, data.arrays, data.values, maps))
+        variants.append((d.name, (lambda la=la, args=args: la.launch(data, args)), la))
+    acc = next(r for r in design.resources if r.memory is Memory.TMEM and r.compute.op == "mma")
+    a_res, b_res = design.deps(acc.name)
+    src_of = {r: next(x for x in design.deps(r) if design.resource(x).memory is Memory.GMEM) for r in (a_res, b_res)}
+    scratch = cp.empty((m, n), dtype=cp.uint16)
+    found = cublas_matmul(data, src_of[a_res], src_of[b_res], scratch, b_major)
+    if found is not None:
+        label, lib = found
+        lib()
+        want = data.values[src_of[a_res]] @ (data.values[src_of[b_res]] if b_major == "mn" else data.values[src_of[b_res]].T)
+        err = float(cp.abs(to_float32(scratch, data.dtype) - want).max()) / (float(cp.abs(want).max()) or 1.0)
+        if not err <= TOLERANCE[data.dtype]:
+            raise AssertionError(f"cuBLAS baseline disagrees with the float32 reference: {err:.3g}")
+        variants.append((label, lib, None))
+    times: dict[str, list[float]] = {v[0]: [] for v in variants}
+    for _, fn, _la in variants:
+        for _ in range(warmup):
+            fn()
+    for _ in range(rounds):
+        for name, fn, _la in variants:
+            times[name].extend(_time(fn, 1, 0))
+    for _, _, la in variants:
+        if la is not None:
+            la.check_watchdog()
+    flops = 2.0 * m * n * k
+    rows = [(name, statistics.median(t), flops / (statistics.median(t) * 1e-3) / 1e12) for name, t in times.items()]
+    return GemmBenchTable(design.name, m, n, k, data.dtype, rows)
+
+
+__all__ = ["GemmBenchTable", "GemmData", "GemmLauncher", "GemmResult", "TOLERANCE", "benchmark_gemm", "cublas_matmul",
+           "evaluate", "is_gemm", "reference", "run_gemm", "to_bits", "to_float32", "verify"]

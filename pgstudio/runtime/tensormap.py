@@ -1,0 +1,81 @@
+"""CUtensorMap for TMA: encode a 2-D tiled map with ``cuTensorMapEncodeTiled`` and pass it by value.
+
+A generated GEMM kernel declares each map as ``const __grid_constant__ TmaDesc tm_x`` (a 64-byte
+aligned struct of 16 u64, the byte image of a CUtensorMap) and hands ``&tm_x`` to
+``cp.async.bulk.tensor``.  The host encodes the map once per tensor (it embeds the device
+pointer: rebuild it when the array is reallocated) and the launch copies its 128 bytes into the
+kernel's parameter space.
+
+Tiles are read in boxes of ``box_rows`` rows x 64 16-bit elements (128 bytes, the 128-byte
+swizzle span); elements outside the tensor are filled with zeros, which is what makes shapes
+that are not tile multiples correct.
+"""
+
+from __future__ import annotations
+
+import ctypes
+
+from ..errors import DesignError, GpuUnavailable
+
+#: Elements of one box row: 128 bytes of 16-bit elements.
+BOX_COLS = 64
+_DTYPE_ENUM = {"float16": "CU_TENSOR_MAP_DATA_TYPE_FLOAT16", "bfloat16": "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16"}
+
+
+def _driver():
+    try:
+        from cuda.bindings import driver
+    except ImportError as exc:
+        raise GpuUnavailable("tensor maps need cuda-bindings: pip install 'pgstudio[gpu]'") from exc
+    return driver
+
+
+class TmaDesc(ctypes.Structure):
+    """The 128-byte CUtensorMap image, as the kernel parameter is declared."""
+
+    _fields_ = [("opaque", ctypes.c_uint64 * 16)]
+
+
+def check_tensor(name: str, rows: int, cols: int, box_rows: int, ptr: int) -> None:
+    """The cuTensorMapEncodeTiled rules that a user's shape can break, as clear errors."""
+    if cols * 2 % 16:
+        raise DesignError(f"tensor {name!r} is {rows} x {cols}: a TMA row stride must be a multiple of 16 bytes, "
+                          f"so the inner dimension must be a multiple of 8 16-bit elements (got {cols})",
+                          code="tma.stride", hint="pad the inner dimension to a multiple of 8")
+    if not 1 <= box_rows <= 256:
+        raise DesignError(f"tensor {name!r}: a TMA box has 1..256 rows, got {box_rows}", code="tma.box",
+                          hint="use tiles of at most 256 rows")
+    if ptr % 16:
+        raise DesignError(f"tensor {name!r}: its address must be 16-byte aligned for TMA", code="tma.align",
+                          hint="allocate it with CuPy (256-byte aligned)")
+
+
+def encode_2d(ptr: int, rows: int, cols: int, box_rows: int, dtype: str, name: str = "tensor") -> TmaDesc:
+    """A row-major [rows x cols] 16-bit tensor at device address ``ptr``, read in {64, box_rows}
+    boxes with 128-byte swizzle and zero fill."""
+    if dtype not in _DTYPE_ENUM:
+        raise DesignError(f"tensor {name!r}: TMA maps here take float16 or bfloat16, got {dtype!r}", code="tma.dtype")
+    check_tensor(name, rows, cols, box_rows, ptr)
+    cu = _driver()
+    cu.cuInit(0)
+    u64, u32 = cu.cuuint64_t, cu.cuuint32_t
+    err, tmap = cu.cuTensorMapEncodeTiled(
+        getattr(cu.CUtensorMapDataType, _DTYPE_ENUM[dtype]), u32(2), ptr,
+        [u64(cols), u64(rows)],  # global dims, innermost first
+        [u64(cols * 2)],  # byte stride of dim 1
+        [u32(BOX_COLS), u32(box_rows)],
+        [u32(1), u32(1)],
+        cu.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE,
+        cu.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_128B,
+        cu.CUtensorMapL2promotion.CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+        cu.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE)
+    if err != cu.CUresult.CUDA_SUCCESS:
+        raise DesignError(f"cuTensorMapEncodeTiled failed for tensor {name!r} ({rows} x {cols} {dtype}, box "
+                          f"{box_rows} x {BOX_COLS}): {err}", code="tma.encode")
+    desc = TmaDesc()
+    for i, word in enumerate(tmap.opaque):
+        desc.opaque[i] = int(word)
+    return desc
+
+
+__all__ = ["BOX_COLS", "TmaDesc", "check_tensor", "encode_2d"]

@@ -1,0 +1,221 @@
+"""Compile & Benchmark: generate the kernel, compile it for sm_90a and sm_100a, then run and time
+the design against its ungrouped twin and the library peer, each verified first.
+
+Progress is shown step by step.  Without a GPU the pane says so and still compiles for both
+architectures; a kernel that hangs is stopped by its watchdog and the watchdog's message (which
+task, barrier, stage, phase and iteration stopped) is shown.  The chart is plain HTML bars.
+"""
+
+from __future__ import annotations
+
+import inspect
+from html import escape
+from typing import TYPE_CHECKING, Any, Callable
+
+import ipywidgets as W
+
+from ..errors import CompileError, GpuUnavailable, KernelHangError, PgStudioError
+from ._snapshot import Unavailable, optional, optional_emit, rich_html
+
+if TYPE_CHECKING:
+    from .app import Studio
+
+#: Architectures compiled for, GPU or not.
+ARCHS = ("sm_90a", "sm_100a")
+
+
+def _runtime(attr: str, what: str) -> Callable[..., Any]:
+    for module in ("pgstudio.runtime", f"pgstudio.runtime.{attr}", "pgstudio.runtime.compile",
+                   "pgstudio.runtime.bench", "pgstudio.runtime.run"):
+        try:
+            return optional(module, attr, what)
+        except Unavailable as exc:
+            last = exc
+    raise last
+
+
+def compile_for(design: Any, arch: str) -> tuple[Any, Any]:
+    """Generate the kernel of ``design`` for ``arch`` and compile it (NVRTC; no GPU needed).
+    Returns (KernelSource, compiled image)."""
+    emit = optional_emit()
+    source = emit(design, arch=arch) if "arch" in inspect.signature(emit).parameters else emit(design)
+    compile_cubin = _runtime("compile_cubin", "the compiler")
+    return source, compile_cubin(source, arch)
+
+
+def binary_size(compiled: Any) -> str:
+    for attr in ("data", "cubin", "image", "binary"):
+        data = getattr(compiled, attr, None)
+        if isinstance(data, (bytes, bytearray)) and data:
+            seconds = getattr(compiled, "seconds", None)
+            took = f" in {seconds:.2f} s" if isinstance(seconds, float) and seconds > 0 else ""
+            return f"{len(data):,} B cubin{took}"
+    return "compiled"
+
+
+# -- results -> chart -------------------------------------------------------------------------
+
+def _get(row: Any, *names: str) -> Any:
+    for n in names:
+        if isinstance(row, dict) and n in row:
+            return row[n]
+        if hasattr(row, n):
+            return getattr(row, n)
+    return None
+
+
+def result_rows(results: Any) -> list[tuple[str, float, str]]:
+    """(variant, time in microseconds, verification) from a results table, as far as it says."""
+    rows = _get(results, "rows", "results", "variants")
+    if rows is None and isinstance(results, (list, tuple)):
+        rows = results
+    out = []
+    for r in rows or ():
+        if isinstance(r, tuple) and len(r) >= 2 and isinstance(r[0], str):  # (variant, median ms, ...)
+            r = {"name": r[0], "median_ms": r[1]}
+        name = _get(r, "variant", "name", "label")
+        us = _get(r, "time_us", "median_us", "us")
+        if us is None:
+            ms = _get(r, "time_ms", "median_ms", "ms")
+            us = ms * 1e3 if isinstance(ms, (int, float)) else None
+        verified = _get(r, "verified", "ok", "correct", "verification")
+        if name is None or not isinstance(us, (int, float)):
+            continue
+        # the runtime verifies every variant against a reference before timing it: a row is verified
+        status = "NOT verified" if verified is False else "verified"
+        out.append((str(name), float(us), status))
+    return out
+
+
+def bar_chart(rows: list[tuple[str, float, str]]) -> str:
+    """Horizontal bars, shortest time first best; plain HTML so the studio needs no plotting library."""
+    if not rows:
+        return ""
+    top = max(us for _, us, _ in rows) or 1.0
+    best = min(us for _, us, _ in rows)
+    lines = []
+    for name, us, status in rows:
+        width = max(2.0, 100.0 * us / top)
+        colour = "#1F6FB4" if status == "verified" else "#C0392B"
+        speed = f"{best / us:.2f}x of best" if us else ""
+        lines.append(f"<tr><td><b>{escape(name)}</b></td><td style='width:60%'><div style='background:{colour};"
+                     f"width:{width:.1f}%;height:14px;border-radius:2px'></div></td><td>{us:.1f} µs</td>"
+                     f"<td>{escape(status)}</td><td class='pg-note'>{speed}</td></tr>")
+    return ("<div class='pg-section'>time per launch (lower is better)</div>"
+            f"<table class='pg-bars'>{''.join(lines)}</table>")
+
+
+class BenchPane:
+    STEPS = ("generate CUDA source", *(f"compile for {a}" for a in ARCHS), "verify and time on the GPU")
+
+    def __init__(self, studio: "Studio") -> None:
+        self.studio = studio
+        self.button = W.Button(description="Compile & Benchmark", icon="bolt", button_style="primary",
+                               tooltip="compile for sm_90a and sm_100a, then verify and time on the GPU if there is one",
+                               layout=W.Layout(width="220px"))
+        self.button.on_click(lambda _b: self.run())
+        self.button.add_class("pg-bench-button")
+        self.progress = W.IntProgress(min=0, max=len(self.STEPS), value=0, layout=W.Layout(width="260px"))
+        self.stage = W.HTML("<span class='pg-note'>design vs ungrouped vs library peer; each verified before "
+                            "it is timed</span>")
+        self.log = W.HTML()
+        self.results = W.HTML()
+        self.widget = W.VBox([W.HBox([self.button, self.progress, self.stage], layout=W.Layout(align_items="center")),
+                              self.log, self.results])
+        self.last: Any = None
+
+    def design_changed(self, design: Any) -> None:
+        if self.last is not None:
+            self.stage.value = "<span class='pg-note'>the design changed since these results</span>"
+
+    def _step(self, i: int, text: str) -> None:
+        self.progress.value = i
+        self.stage.value = f"<span class='pg-note'>{escape(text)} ...</span>" if text else ""
+
+    def _log(self, html: str) -> None:
+        self.log.value += f"<div>{html}</div>"
+
+    def run(self) -> Any:
+        """Compile and benchmark the current design; returns the results table or None."""
+        design = self.studio.design
+        self.button.disabled = True
+        self.log.value = ""
+        self.results.value = ""
+        self.last = None
+        try:
+            return self._run(design)
+        finally:
+            self.button.disabled = False
+
+    def _run(self, design: Any) -> Any:
+        report = design.validate()
+        if not report.ok:
+            self._step(0, "")
+            self._log(f"<span class='pg-bad'>cannot compile: the design has {len(report.errors)} error(s); "
+                      f"fix them first (see Diagnostics)</span>")
+            return None
+        self._step(0, self.STEPS[0])
+        try:
+            emit = optional_emit()
+            source = emit(design)
+        except Unavailable as exc:
+            self._log(f"<div class='pg-na'>not available: {escape(str(exc))}</div>")
+            return None
+        except Exception as exc:
+            self._log(f"<span class='pg-bad'>code generation failed: {escape(str(exc))}</span>")
+            return None
+        self._log(f"generated <code>{escape(source.entry)}</code>: {len(source.code.splitlines())} lines, "
+                  f"{source.smem_bytes:,} B shared memory")
+        for i, arch in enumerate(ARCHS, start=1):
+            self._step(i, self.STEPS[i])
+            try:
+                _src, compiled = compile_for(design, arch)
+            except Unavailable as exc:
+                self._log(f"<div class='pg-na'>{arch}: not available: {escape(str(exc))}</div>")
+                continue
+            except CompileError as exc:
+                log = getattr(exc, "log", "")
+                self._log(f"<span class='pg-bad'>{arch}: {escape(str(exc))}</span>"
+                          + (f"<details><summary>compiler log</summary><pre class='pg-pre'>{escape(log)}</pre></details>"
+                             if log else ""))
+                continue
+            except Exception as exc:  # GpuUnavailable, no NVRTC library, a generator limit: say so, go on
+                self._log(f"<div class='pg-na'>{arch}: not compiled: {escape(type(exc).__name__)}: {escape(str(exc))}</div>")
+                continue
+            self._log(f"✔ compiled for <b>{arch}</b> ({escape(binary_size(compiled))})")
+        self._step(len(ARCHS) + 1, self.STEPS[-1])
+        try:
+            bench = _runtime("benchmark", "the benchmark")
+            try:
+                has_gpu = _runtime("gpu_available", "the GPU probe")()
+            except Unavailable:
+                has_gpu = True  # no probe: let the benchmark itself say GpuUnavailable
+            if not has_gpu:
+                raise GpuUnavailable("no usable NVIDIA GPU (or no CuPy) in this kernel")
+            kwargs = {"progress": False} if "progress" in inspect.signature(bench).parameters else {}
+            results = bench(design, **kwargs)
+        except Unavailable as exc:
+            self._log(f"<div class='pg-na'>not available: {escape(str(exc))}</div>")
+            self._step(len(self.STEPS), "")
+            return None
+        except GpuUnavailable as exc:
+            self._log(f"<div class='pg-na'>no GPU here, so nothing was timed: {escape(str(exc))}. "
+                      f"The kernel compiled for {' and '.join(ARCHS)} above.</div>")
+            self._step(len(self.STEPS), "")
+            self.stage.value = "<span class='pg-note'>compiled only (no GPU)</span>"
+            return None
+        except KernelHangError as exc:
+            record = "".join(f"<tr><td>{escape(str(k))}</td><td>{escape(str(v))}</td></tr>" for k, v in exc.record.items())
+            self._log(f"<span class='pg-bad'>the kernel hung and its watchdog stopped it: {escape(str(exc))}</span>"
+                      + (f"<table class='pg-table'>{record}</table>" if record else ""))
+            self._step(len(self.STEPS), "")
+            return None
+        except Exception as exc:  # the GPU boundary: whatever it raises becomes a message, never a traceback
+            self._log(f"<span class='pg-bad'>benchmark failed: {escape(type(exc).__name__)}: {escape(str(exc))}</span>")
+            self._step(len(self.STEPS), "")
+            return None
+        self.last = results
+        self.results.value = bar_chart(result_rows(results)) + rich_html(results)
+        self._step(len(self.STEPS), "")
+        self.stage.value = "<span class='pg-ok'>done</span>"
+        return results

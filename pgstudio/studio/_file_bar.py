@@ -1,0 +1,70 @@
+"""Save / load a design file, upload one, and the offer to restore the autosaved design."""
+
+from __future__ import annotations
+
+from html import escape
+from typing import TYPE_CHECKING, Any
+
+import ipywidgets as W
+
+from ._ui import button
+
+if TYPE_CHECKING:
+    from .app import Studio
+
+
+class FileBar:
+    def __init__(self, studio: "Studio") -> None:
+        self.studio = studio
+        self.path = W.Text(placeholder="my_design.json", layout=W.Layout(width="260px"),
+                           description="file", style={"description_width": "30px"})
+        self.save = button("Save", self._save, icon="save", tip="write the design as JSON to this file")
+        self.load = button("Load", self._load, icon="folder-open", tip="read a design JSON file (undo brings the old one back)")
+        self.upload = W.FileUpload(accept=".json", multiple=False, description="Upload JSON",
+                                   layout=W.Layout(width="auto"))
+        self.upload.observe(self._uploaded, names="value")
+        self.widget = W.HBox([self.path, self.save, self.load, self.upload], layout=W.Layout(align_items="center"))
+
+    def _save(self) -> None:
+        self.studio.save(self.path.value or f"{self.studio.design.name}.json")
+
+    def _load(self) -> None:
+        self.studio.load(self.path.value)
+
+    def _uploaded(self, change: dict) -> None:
+        files = change["new"]
+        if not files:
+            return
+        f = files[0]
+        content = f["content"] if isinstance(f, dict) else getattr(f, "content", b"")
+        name = f["name"] if isinstance(f, dict) else getattr(f, "name", "upload")
+        self.studio.load_bytes(bytes(content), name)
+        self.upload.value = ()
+
+    def refresh(self, design: Any) -> None:
+        if not self.path.value:
+            self.path.value = f"{design.name}.json"
+
+
+class RestoreBanner:
+    """Shown when an autosaved design exists that differs from the one on screen."""
+
+    def __init__(self, studio: "Studio") -> None:
+        self.studio = studio
+        self.text = W.HTML()
+        self.restore = button("Restore it", studio.restore_autosave, icon="undo", style="warning")
+        self.discard = button("Dismiss", self.hide, tip="keep the design on screen; the next edit overwrites the autosave")
+        self.widget = W.HBox([self.text, self.restore, self.discard], layout=W.Layout(align_items="center"))
+        self.hide()
+
+    def offer(self, name: str, when: str, path: str) -> None:
+        self.text.value = (f"<div class='pg-banner'>An autosaved design <b>{escape(name)}</b> from {escape(when)} "
+                           f"was found (<code>{escape(path)}</code>).</div>")
+        self.widget.layout.display = None
+
+    def hide(self) -> None:
+        self.widget.layout.display = "none"
+
+    @property
+    def shown(self) -> bool:
+        return self.widget.layout.display != "none"

@@ -1,0 +1,112 @@
+"""Groups: pick members, pick Merge / Fork / FusedMerge, rename, remove."""
+
+from __future__ import annotations
+
+from html import escape
+from typing import TYPE_CHECKING, Any
+
+import ipywidgets as W
+
+from ..model.group import PipelineGroupMode
+from ._ui import Sync, button, option_values, row, section, set_options
+
+if TYPE_CHECKING:
+    from .app import Studio
+
+MODES = [m.value for m in PipelineGroupMode]
+WHAT = {
+    "Merge": "N producers → 1 consumer: per-member full barriers, one shared empty barrier; the consumer task "
+             "calls group.release() once. (N+1)·S barriers.",
+    "Fork": "1 producer → N consumers: one shared full barrier, per-member empty barriers; the producer task "
+            "calls group.commit() once. (N+1)·S barriers.",
+    "FusedMerge": "N producers → 1 consumer on one shared full and one shared empty barrier; the consumer calls "
+                  "group.wait() and group.release() once. 2·S barriers.",
+}
+
+
+def describe(g: Any) -> str:
+    return f"{g.name}  ·  {g.mode.value} ({', '.join(g.member_names) or 'no members'})"
+
+
+class GroupEditor:
+    title = "Groups"
+
+    def __init__(self, studio: "Studio") -> None:
+        self.studio = studio
+        self.sync = Sync()
+        self.list = W.Select(options=[], rows=5, layout=W.Layout(width="100%"))
+        self.new = button("New group", self._new, icon="plus", tip="a new Merge group; then pick its members")
+        self.remove = button("Remove group", self._remove, icon="trash", tip="members keep their own barriers")
+        self.name = W.Text(continuous_update=False, layout=W.Layout(width="200px"))
+        self.mode = W.ToggleButtons(options=MODES, style={"button_width": "90px"})
+        self.members = W.SelectMultiple(options=[], rows=6, layout=W.Layout(width="260px"))
+        self.info = W.HTML()
+        s = self.sync
+        s.on(self.list, lambda v: self.show(self.studio.design))
+        s.on(self.name, self._rename)
+        s.on(self.mode, lambda v: self.studio.set_group(self.selected, mode=v))
+        s.on(self.members, lambda v: self.studio.set_group(self.selected, members=list(v)))
+        for widget, cls in ((self.list, "pg-group-list"), (self.name, "pg-group-name"), (self.mode, "pg-group-mode"),
+                            (self.members, "pg-group-members")):
+            widget.add_class(cls)
+        self.form = W.VBox([
+            row("name", self.name),
+            row("mode", self.mode),
+            row("members", self.members, tip="ctrl / shift + click to pick several pipelined resources"),
+            self.info,
+        ])
+        self.empty = W.HTML("<div class='pg-note'>No group: every resource has its own full and empty barriers. "
+                            "Press <b>New group</b> to share one side.</div>")
+        self.widget = W.VBox([section("Pipeline groups"), self.list, W.HBox([self.new, self.remove]),
+                              self.form, self.empty])
+
+    @property
+    def selected(self) -> str | None:
+        return self.list.value
+
+    def _new(self) -> None:
+        before = {g.name for g in self.studio.design.groups}
+        if self.studio.add_group():
+            new = [g.name for g in self.studio.design.groups if g.name not in before]
+            if new:
+                self.select(new[0])
+
+    def _remove(self) -> None:
+        if self.selected:
+            self.studio.remove_group(self.selected)
+
+    def _rename(self, new: str) -> None:
+        if self.selected and self.studio.set_group(self.selected, new_name=new.strip()):
+            self.select(new.strip())
+
+    def select(self, name: str) -> None:
+        with self.sync():
+            if name in option_values(self.list):
+                self.list.value = name
+        self.show(self.studio.design)
+
+    def refresh(self, design: Any) -> None:
+        names = [g.name for g in design.groups]
+        keep = self.list.value if self.list.value in names else (names[-1] if names else None)
+        with self.sync():
+            set_options(self.list, [(describe(g), g.name) for g in design.groups], keep)
+        self.show(design)
+
+    def show(self, design: Any) -> None:
+        name = self.selected
+        has = name is not None and any(g.name == name for g in design.groups)
+        self.form.layout.display = None if has else "none"
+        self.empty.layout.display = "none" if has else None
+        self.remove.disabled = not has
+        if not has:
+            return
+        g = design.group(name)
+        pipelined = [r.name for r in design.resources if r.pipeline_config is not None]
+        options = pipelined + [m for m in g.member_names if m not in pipelined]
+        with self.sync():
+            self.name.value = g.name
+            self.mode.value = g.mode.value
+            if list(self.members.options) != options:
+                self.members.options = options
+            self.members.value = tuple(m for m in g.member_names if m in options)
+        self.info.value = f"<div class='pg-note'>{escape(WHAT[g.mode.value])}</div>"

@@ -1,0 +1,128 @@
+"""Tasks: warp range, consumed (src) and produced (dst) resources, and the schedule -- derived
+from the design, or attached from Python with ``Studio.attach_schedule``."""
+
+from __future__ import annotations
+
+from html import escape
+from typing import TYPE_CHECKING, Any
+
+import ipywidgets as W
+
+from ..model.derive import is_derived
+from ._ui import Sync, button, option_values, row, section, set_options
+
+if TYPE_CHECKING:
+    from .app import Studio
+
+
+def describe(t: Any) -> str:
+    last = t.warp_idx + t.num_warps - 1
+    warps = f"warp {t.warp_idx}" if t.num_warps == 1 else f"warps {t.warp_idx}..{last}"
+    return f"{t.name}  ·  {warps}"
+
+
+class TaskEditor:
+    title = "Tasks"
+
+    def __init__(self, studio: "Studio") -> None:
+        self.studio = studio
+        self.sync = Sync()
+        self.list = W.Select(options=[], rows=6, layout=W.Layout(width="100%"))
+        self.add = button("Add task", self._add, icon="plus", tip="a task on the next free warp")
+        self.remove = button("Remove task", self._remove, icon="trash")
+        self.name = W.Text(continuous_update=False, layout=W.Layout(width="200px"))
+        self.warp_idx = W.BoundedIntText(min=0, max=63, layout=W.Layout(width="80px"))
+        self.num_warps = W.BoundedIntText(min=1, max=32, layout=W.Layout(width="80px"))
+        self.src = W.SelectMultiple(options=[], rows=5, layout=W.Layout(width="170px"))
+        self.dst = W.SelectMultiple(options=[], rows=5, layout=W.Layout(width="170px"))
+        self.derive = button("Derive it instead", self._derive, icon="magic",
+                             tip="drop the attached @schedule; derive the schedule from the design", width="170px")
+        self.schedule_head = W.HTML()
+        self.schedule = W.HTML()
+        s = self.sync
+        s.on(self.list, lambda v: self.show(self.studio.design))
+        s.on(self.name, self._rename)
+        s.on(self.warp_idx, lambda v: self.studio.set_task(self.selected, warp_idx=v))
+        s.on(self.num_warps, lambda v: self.studio.set_task(self.selected, num_warps=v))
+        s.on(self.src, lambda v: self.studio.set_task(self.selected, src=list(v)))
+        s.on(self.dst, lambda v: self.studio.set_task(self.selected, dst=list(v)))
+        for widget, cls in ((self.list, "pg-task-list"), (self.src, "pg-task-src"), (self.dst, "pg-task-dst")):
+            widget.add_class(cls)
+        self.form = W.VBox([
+            row("name", self.name),
+            row("first warp", self.warp_idx, W.HTML("&nbsp;warps"), self.num_warps),
+            W.HBox([W.VBox([W.HTML("<b>consumes</b> (src_resources)"), self.src]),
+                    W.VBox([W.HTML("<b>produces</b> (dst_resources)"), self.dst])]),
+            self.schedule_head, self.derive,
+            self.schedule,
+        ])
+        self.empty = W.HTML("<div class='pg-note'>No task yet: press <b>Add task</b>, then pick what it consumes "
+                            "and produces; its schedule is derived.</div>")
+        self.widget = W.VBox([section("Tasks (warp roles)"), self.list, W.HBox([self.add, self.remove]),
+                              self.form, self.empty])
+
+    @property
+    def selected(self) -> str | None:
+        return self.list.value
+
+    def _add(self) -> None:
+        before = {t.name for t in self.studio.design.tasks}
+        if self.studio.add_task():
+            new = [t.name for t in self.studio.design.tasks if t.name not in before]
+            if new:
+                self.select(new[0])
+
+    def _remove(self) -> None:
+        if self.selected:
+            self.studio.remove_task(self.selected)
+
+    def _rename(self, new: str) -> None:
+        if self.selected and self.studio.set_task(self.selected, new_name=new.strip()):
+            self.select(new.strip())
+
+    def _derive(self) -> None:
+        if self.selected:
+            self.studio.use_derived_schedule(self.selected)
+
+    def select(self, name: str) -> None:
+        with self.sync():
+            if name in option_values(self.list):
+                self.list.value = name
+        self.show(self.studio.design)
+
+    def refresh(self, design: Any) -> None:
+        names = [t.name for t in design.tasks]
+        keep = self.list.value if self.list.value in names else (names[0] if names else None)
+        with self.sync():
+            set_options(self.list, [(describe(t), t.name) for t in design.tasks], keep)
+        self.show(design)
+
+    def show(self, design: Any) -> None:
+        name = self.selected
+        has = name is not None and any(t.name == name for t in design.tasks)
+        self.form.layout.display = None if has else "none"
+        self.empty.layout.display = "none" if has else None
+        self.remove.disabled = not has
+        if not has:
+            return
+        t = design.task(name)
+        names = [r.name for r in design.resources]
+        with self.sync():
+            self.name.value = t.name
+            self.warp_idx.value = min(t.warp_idx, self.warp_idx.max)
+            self.num_warps.value = max(1, min(t.num_warps, self.num_warps.max))
+            for widget, chosen in ((self.src, t.src_resources), (self.dst, t.dst_resources)):
+                options = names + [c for c in chosen if c not in names]
+                if list(widget.options) != options:
+                    widget.options = options
+                widget.value = tuple(chosen)
+        derived = is_derived(t.schedule)
+        self.derive.layout.display = "none" if derived else None
+        if derived:
+            self.schedule_head.value = ("<b>schedule</b> <span class='pg-note'>derived from the graph, groups and "
+                                        "tasks (attach your own with studio.attach_schedule)</span>")
+        else:
+            self.schedule_head.value = (f"<b>schedule</b> <span class='pg-note'>attached: "
+                                        f"{escape(t.schedule.name)} (written with @schedule)</span>&nbsp;")
+        text = t.schedule.text() if t.schedule is not None else "(no schedule)"
+        self.schedule.value = f"<pre class='pg-pre'>{escape(text)}</pre>"

@@ -1,0 +1,344 @@
+"""``Studio``: the notebook front end -- thin views over ONE Design value.
+
+Every edit (from a widget or from Python) is a pure function ``Design -> Design`` (``_edits``);
+the result has its derived schedules re-derived (``model.derive``), becomes the current design
+of the undo history and is autosaved; the editors are refilled at once, and the analysis panes
+(diagnostics, graph, barrier layout, timeline, checker, CUDA source) are redrawn once edits pause
+for a moment (debounced).  The studio keeps no state of its own besides that history: what it
+shows is always computed from ``studio.design``.
+
+    from pgstudio.studio import Studio
+    from pgstudio import examples
+    Studio(examples.merge_gemm())        # display it in a notebook cell
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+from html import escape
+from typing import Any, Callable
+
+import ipywidgets as W
+
+from ..errors import DesignError
+from ..model.derive import derive_design
+from ..model.design import Design
+from ..model.ungroup import ungrouped
+from . import _edits as E
+from ._bench_pane import BenchPane
+from ._debounce import Debouncer
+from ._design_editor import DesignEditor
+from ._diagnostics_pane import DiagnosticsPane
+from ._edge_editor import EdgeEditor
+from ._file_bar import FileBar, RestoreBanner
+from ._files import autosave_path, load_design, parse_design, save_design, write_design
+from ._group_editor import GroupEditor
+from ._history import History
+from ._resource_editor import ResourceEditor
+from ._snapshot import Snapshot
+from ._task_editor import TaskEditor
+from ._ui import CSS, button
+from ._views import ViewPanes
+
+#: Seconds of quiet after an edit before the panes are redrawn (inside a running kernel).
+DEBOUNCE_S = 0.15
+
+
+class Studio:
+    """See the module docstring.
+
+    ``design``: what to open (default: the autosaved design is offered, else an empty one).
+    ``name``: names the autosave file ``<name>.pgstudio-autosave.json`` in ``folder`` (default:
+    the working directory, i.e. next to the notebook).  ``autosave=False`` turns it off.
+    ``iterations``: domain-loop iterations the checker explores.  ``lazy``: draw only the pane
+    on screen after an edit.
+    """
+
+    def __init__(self, design: Design | None = None, *, name: str = "studio", autosave: bool = True,
+                 folder: str | os.PathLike | None = None, debounce: float = DEBOUNCE_S, iterations: int = 2,
+                 lazy: bool = True) -> None:
+        self.iterations = iterations
+        self.autosave_file = autosave_path(name, folder) if autosave else None
+        self._autosave_error = False
+        start = design if design is not None else E.blank_design()
+        try:
+            start = derive_design(start)
+        except Exception:  # an odd design still opens; the diagnostics say what is wrong
+            pass
+        self._history = History(start)
+        self._snapshot: Snapshot | None = None
+
+        self.title = W.HTML()
+        self.status = W.HTML()
+        self.message = W.HTML()
+        self.undo_button = button("Undo", self.undo, icon="undo", tip="undo the last edit", width="90px")
+        self.redo_button = button("Redo", self.redo, icon="repeat", tip="redo", width="90px")
+        self.banner = RestoreBanner(self)
+        self.files = FileBar(self)
+        self.editors = {"resources": ResourceEditor(self), "edges": EdgeEditor(self), "groups": GroupEditor(self),
+                        "tasks": TaskEditor(self), "design": DesignEditor(self)}
+        self.editor_tabs = W.Tab(children=[e.widget for e in self.editors.values()],
+                                 titles=[e.title for e in self.editors.values()])
+        self.diagnostics = DiagnosticsPane(self)
+        self.bench = BenchPane(self)
+        self.views = ViewPanes(self.bench.widget, lazy=lazy)
+        header = W.HBox([W.VBox([self.title, self.status]),
+                         W.HBox([self.undo_button, self.redo_button], layout=W.Layout(min_width="190px"))],
+                        layout=W.Layout(justify_content="space-between", align_items="center"))
+        # side by side when there is room (Voila, a wide notebook); views below editors otherwise
+        left = W.VBox([self.editor_tabs], layout=W.Layout(flex="1 1 400px", min_width="380px"))
+        right = W.VBox([self.views.widget], layout=W.Layout(flex="2 1 600px", min_width="420px"))
+        self.widget = W.VBox([
+            W.HTML(CSS), header, self.message, self.banner.widget, self.diagnostics.widget,
+            W.HBox([left, right], layout=W.Layout(width="100%", flex_flow="row wrap")),
+            self.files.widget,
+        ])
+        self.widget.add_class("pg-studio")
+        self.status.add_class("pg-status")
+        self.message.add_class("pg-message")
+        self._debouncer = Debouncer(debounce, self._redraw)
+        self._refresh_editors()
+        self._redraw()
+        self._offer_restore()
+
+    # -- the one value ------------------------------------------------------------------------
+    @property
+    def design(self) -> Design:
+        """The current design (the studio's only truth)."""
+        return self._history.current
+
+    @property
+    def snapshot(self) -> Snapshot:
+        """The analysis of the current design (redraws first if an edit is pending)."""
+        self.refresh()
+        assert self._snapshot is not None
+        return self._snapshot
+
+    @property
+    def report(self) -> Any:
+        return self.snapshot.report
+
+    @property
+    def message_text(self) -> str:
+        """The last message, as plain text (for tests and scripts)."""
+        import re
+        from html import unescape
+        return unescape(re.sub(r"<[^>]+>", "", self.message.value))
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        return self.widget._repr_mimebundle_(**kwargs)
+
+    # -- applying edits -----------------------------------------------------------------------
+    def say(self, text: str, bad: bool = False) -> None:
+        cls = "pg-msg pg-msg-bad" if bad else "pg-msg"
+        self.message.value = f"<div class='{cls}'>{escape(text)}</div>" if text else ""
+
+    def edit(self, fn: Callable[..., Design], *args: Any, what: str = "", **kwargs: Any) -> bool:
+        """Apply ``fn(design, *args, **kwargs)``; a problem becomes a message.  True when applied."""
+        try:
+            new = fn(self.design, *args, **kwargs)
+        except (DesignError, ValueError, KeyError, TypeError) as exc:
+            self.say(exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc), bad=True)
+            self._refresh_editors()  # put back the widget value the edit refused
+            return False
+        self.set_design(new, what)
+        return True
+
+    def set_design(self, design: Design, what: str = "") -> None:
+        """Make ``design`` current (undoable), re-derive its derived schedules, autosave, redraw."""
+        try:
+            design = derive_design(design)
+        except Exception as exc:  # keep the edit; say why its schedules were not derived
+            self.say(f"{what}; schedules not derived: {exc}", bad=True)
+            what = ""
+        self._history.push(design)
+        self._after_change(what)
+
+    def _after_change(self, what: str) -> None:
+        if what:
+            self.say(what)
+        self._autosave()
+        self._refresh_editors()
+        self._debouncer.trigger()
+
+    def undo(self) -> None:
+        if self._history.can_undo:
+            self._history.undo()
+            self._after_change("undone")
+
+    def redo(self) -> None:
+        if self._history.can_redo:
+            self._history.redo()
+            self._after_change("redone")
+
+    def refresh(self) -> None:
+        """Redraw now if an edit is waiting for the debounce."""
+        if self._debouncer.pending or self._snapshot is None or self._snapshot.design is not self.design:
+            self._debouncer.cancel()
+            self._redraw()
+
+    def redraw_all(self) -> None:
+        """Recompute the analysis and draw every pane, the hidden ones too (benchmarks use it)."""
+        self._debouncer.cancel()
+        self._redraw(everything=True)
+
+    def highlight(self, element: str | None) -> None:
+        """Mark ``element`` (a resource, group or task) in the dependency graph and show it."""
+        self.views.set_highlight(element)
+        self.views.show("graph")
+
+    # -- editors: one method per action, each a pure edit -----------------------------------
+    def add_resource(self, name: str | None = None) -> bool:
+        return self.edit(E.new_resource, name, what="added a resource")
+
+    def rename_resource(self, old: str, new: str) -> bool:
+        return self.edit(E.rename_resource, old, new, what=f"renamed resource {old!r} to {new!r}")
+
+    def set_resource(self, name: str, **fields: Any) -> bool:
+        what = ", ".join(f"{k}={v}" for k, v in fields.items())
+        return self.edit(E.set_resource, name, what=f"resource {name!r}: {what}", **fields)
+
+    def remove_resource(self, name: str) -> bool:
+        return self.edit(E.remove_resource, name, what=f"removed resource {name!r}")
+
+    def add_edge(self, dep: str, resource: str) -> bool:
+        return self.edit(E.add_edge, dep, resource, what=f"added edge {dep} -> {resource}")
+
+    def remove_edge(self, dep: str, resource: str) -> bool:
+        return self.edit(E.remove_edge, dep, resource, what=f"removed edge {dep} -> {resource}")
+
+    def add_group(self, name: str | None = None, members: Any = (), mode: Any = "Merge") -> bool:
+        return self.edit(E.add_group, name, list(members), mode, what="added a group")
+
+    def set_group(self, name: str, **fields: Any) -> bool:
+        what = ", ".join(f"{k}={v}" for k, v in fields.items())
+        return self.edit(E.set_group, name, what=f"group {name!r}: {what}", **fields)
+
+    def remove_group(self, name: str) -> bool:
+        return self.edit(E.remove_group, name, what=f"removed group {name!r}")
+
+    def add_task(self, name: str | None = None, num_warps: int = 1) -> bool:
+        return self.edit(E.add_task, name, num_warps, what="added a task")
+
+    def set_task(self, name: str, **fields: Any) -> bool:
+        what = ", ".join(f"{k}={v}" for k, v in fields.items())
+        return self.edit(E.set_task, name, what=f"task {name!r}: {what}", **fields)
+
+    def remove_task(self, name: str) -> bool:
+        return self.edit(E.remove_task, name, what=f"removed task {name!r}")
+
+    def attach_schedule(self, task: str, schedule: Any) -> bool:
+        """Use a schedule written in Python with ``@schedule`` for ``task`` (see ``_edits``)."""
+        return self.edit(E.attach_schedule, task, schedule, what=f"attached a schedule to task {task!r}")
+
+    def use_derived_schedule(self, task: str) -> bool:
+        return self.edit(E.use_derived_schedule, task, what=f"task {task!r}: schedule derived from the design")
+
+    def derive_all(self) -> bool:
+        return self.edit(lambda d: derive_design(d, replace_attached=True), what="every schedule derived")
+
+    def ungroup(self) -> bool:
+        return self.edit(ungrouped, what="removed every group (per-resource barriers)")
+
+    def rename_design(self, name: str) -> bool:
+        return self.edit(E.rename_design, name, what=f"design renamed to {name!r}")
+
+    def set_problem(self, text: str) -> bool:
+        return self.edit(E.set_problem, text, what="problem shape changed")
+
+    def open_example(self, name: str | None) -> bool:
+        from .. import examples
+        if name is None:
+            return self.edit(lambda d: E.blank_design(), what="opened an empty design")
+        return self.edit(lambda d: examples.example(name), what=f"opened example {name!r}")
+
+    # -- files ------------------------------------------------------------------------------
+    def save(self, path: str | os.PathLike) -> bool:
+        ok, text = save_design(self.design, path)
+        self.say(text, bad=not ok)
+        return ok
+
+    def load(self, path: str | os.PathLike) -> bool:
+        design, text = load_design(path)
+        if design is None:
+            self.say(text, bad=True)
+            return False
+        self.set_design(design, text)
+        return True
+
+    def load_bytes(self, data: bytes, source: str = "upload") -> bool:
+        design, text = parse_design(data, source)
+        if design is None:
+            self.say(text, bad=True)
+            return False
+        self.set_design(design, text)
+        return True
+
+    def _autosave(self) -> None:
+        if self.autosave_file is None:
+            return
+        try:
+            write_design(self.design, self.autosave_file)
+            self._autosave_error = False
+        except OSError as exc:
+            if not self._autosave_error:
+                self.say(f"autosave to {self.autosave_file} failed: {exc.strerror or exc}", bad=True)
+            self._autosave_error = True
+        self.banner.hide()
+
+    def _offer_restore(self) -> None:
+        path = self.autosave_file
+        if path is None or not path.is_file():
+            return
+        design, text = load_design(path)
+        if design is None:
+            self.say(f"the autosave file could not be read ({text}); it will be overwritten by the next edit", bad=True)
+            return
+        if design == self.design:
+            return
+        when = datetime.datetime.fromtimestamp(path.stat().st_mtime).strftime("%Y-%m-%d %H:%M")
+        self.banner.offer(design.name, when, str(path))
+
+    def restore_autosave(self) -> bool:
+        """Open the autosaved design (undo returns to what was on screen)."""
+        if self.autosave_file is None:
+            return False
+        return self.load(self.autosave_file)
+
+    # -- compile and benchmark --------------------------------------------------------------
+    def compile_and_benchmark(self) -> Any:
+        """What the Compile & Benchmark button does; returns the results (or None)."""
+        return self.bench.run()
+
+    # -- drawing ----------------------------------------------------------------------------
+    def _refresh_editors(self) -> None:
+        d = self.design
+        for e in self.editors.values():
+            e.refresh(d)
+        self.files.refresh(d)
+        facts = d.summary().split(": ", 1)[-1]
+        self.title.value = (f"<span class='pg-title'>pgstudio studio</span> &nbsp;·&nbsp; design "
+                            f"<b>{escape(d.name)}</b> &nbsp;<span class='pg-note'>{escape(facts)}</span>")
+        self.undo_button.disabled = not self._history.can_undo
+        self.redo_button.disabled = not self._history.can_redo
+
+    def _redraw(self, everything: bool | None = None) -> None:
+        snap = Snapshot(self.design, self.iterations)
+        self._snapshot = snap
+        if snap.report.ok and not snap.report.warnings:
+            badge = "<span class='pg-ok'>✔ valid</span>"
+        else:
+            cls = "pg-bad" if snap.errors else "pg-warn"
+            badge = f"<span class='{cls}'>✖ {escape(snap.status())}</span>"
+        self.status.value = (f"{badge} &nbsp; <span class='pg-note'>{escape(snap.barrier_counts())}. "
+                             f"{escape(snap.smem_text())}</span>")
+        self.diagnostics.update(snap)
+        if self.views.highlight is not None and not _names(self.design, self.views.highlight):
+            self.views.highlight = None
+        self.views.update(snap, everything)
+        self.bench.design_changed(self.design)
+
+
+def _names(design: Design, element: str) -> bool:
+    return any(x.name == element for x in (*design.resources, *design.groups, *design.tasks))

@@ -1,0 +1,151 @@
+"""The tensor-core GEMM generator: barrier protocol in the text, plan rules, and NVRTC builds for
+sm_90a (with wgmma / HGMMA, no spills) and sm_100a (tcgen05)."""
+
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from gemm_designs import ALL, gemm_design
+from pgstudio import barrier_layout
+from pgstudio.codegen.gemm import emit_gemm
+from pgstudio.codegen.gemm_plan import plan_gemm
+from pgstudio.errors import DesignError
+from pgstudio.examples import merge_gemm
+
+
+def _inits(code: str) -> list[tuple[int, int]]:
+    return [(int(off) // 8, int(cnt)) for off, cnt in re.findall(r"mbar_init\(bar0 \+ (\d+)u, (\d+)u\)", code)]
+
+
+@pytest.mark.parametrize("name,twin", ALL)
+@pytest.mark.parametrize("arch", ["sm_90a", "sm_100a"])
+def test_barrier_inits_are_the_layout(name, twin, arch):
+    d = gemm_design(name, twin)
+    src = emit_gemm(d, arch=arch)
+    layout = barrier_layout(d)
+    assert _inits(src.code) == [(s.index, s.arrive_count) for s in layout.slots]
+
+
+@pytest.mark.parametrize("name,twin", [("merge_gemm", False), ("merge_gemm", True), ("fork_gemm_act", False)])
+def test_umma_release_is_one_elected_arrive_after_wgmma_wait(name, twin):
+    code = emit_gemm(gemm_design(name, twin)).code
+    mma = code[code.index("task 'mma'"):code.index("done_mma:")]
+    releases = re.findall(r"(wgmma_wait<\d>\(\);[^\n]*\n(?:.*\n){0,3}?\s*named_bar_sync\(1, 256\);\n\s*if \(tt == 0\) \{\n"
+                          r"(?:\s*mbar_arrive\(.*pend_\w+.*\n)+)", mma)
+    assert len(releases) == 2  # in the k loop (previous stage) and after it (last stage)
+    # the accumulator commit: staged registers, a barrier of the MMA threads, one elected arrive
+    assert re.search(r"st_shared_\w+\(stg.*\n(?:.*\n)*?\s*named_bar_sync\(1, 256\);\n\s*if \(tt == 0\) mbar_arrive", mma)
+
+
+def test_grouped_merge_releases_one_shared_barrier_and_the_twin_two():
+    grouped = emit_gemm(merge_gemm()).code
+    twin = emit_gemm(gemm_design("merge_gemm", True)).code
+    assert grouped.count("// umma release of ab") == 2
+    assert twin.count("// umma release of smem_a") == 2 and twin.count("// umma release of smem_b") == 2
+
+
+def test_fork_arms_the_shared_full_barrier_once_with_the_merged_bytes():
+    d = gemm_design("fork_gemm_act")
+    code = emit_gemm(d).code
+    load = code[code.index("task 'load_a'"):code.index("done_load_a:")]
+    shared_full = barrier_layout(d).set_for("smem_a", "full")
+    assert shared_full.shared
+    assert load.count("mbar_arrive_expect_tx") == 1
+    assert f"mbar_arrive_expect_tx((bar0 + 8u * ({shared_full.first} + s_fa)), {shared_full.tx_bytes}u)" in load
+
+
+def test_fused_merge_producers_each_expect_their_own_bytes_on_the_shared_full_barrier():
+    d = gemm_design("fused_merge_gemm")
+    code = emit_gemm(d).code
+    full = barrier_layout(d).set_for("smem_a", "full")
+    a, b = (d.resource(r).pipeline_config.num_bytes for r in ("smem_a", "smem_b"))
+    assert full.init_count == 2 and full.tx_bytes == a + b
+    assert f"(bar0 + 8u * ({full.first} + s_smem_a)), {a}u)" in code
+    assert f"(bar0 + 8u * ({full.first} + s_smem_b)), {b}u)" in code
+
+
+def test_async_producer_uses_cp_async_and_arrives_noinc():
+    code = emit_gemm(gemm_design("merge_gemm_async_b")).code
+    load = code[code.index("task 'load_b'"):code.index("done_load_b:")]
+    assert "cp_async_16(" in load and "cp_async_arrive_noinc(" in load and "tma_load_2d" not in load
+    assert "fence_proxy_async();" in code[code.index("task 'mma'"):]
+
+
+def test_plan_picks_staging_and_fits_shared_memory():
+    big = plan_gemm(merge_gemm())
+    assert big.staging.dtype == "float16" and big.smem_bytes <= 232448 and big.num_threads == 384
+    assert plan_gemm(gemm_design("fork_gemm_act")).staging.dtype == "float32"
+    assert plan_gemm(merge_gemm(), acc_stage_dtype="float16").staging.dtype == "float16"
+
+
+@pytest.mark.parametrize("kw,code", [
+    (dict(bk=32), "gemm.bk"),
+    (dict(bn=96), "gemm.bn"),
+    (dict(stage="float32"), "gemm.smem"),  # fp32 staging of 128 x 256 does not fit beside 3 stages
+])
+def test_plan_rejects_what_it_cannot_generate(kw, code):
+    stage = kw.pop("stage", None)
+    with pytest.raises(DesignError) as info:
+        plan_gemm(merge_gemm(**kw), acc_stage_dtype=stage)
+    assert info.value.code == code and "fix:" in str(info.value)
+
+
+def test_streaming_designs_are_not_gemms():
+    from pgstudio.examples import merge_copy
+    with pytest.raises(DesignError) as info:
+        emit_gemm(merge_copy())
+    assert info.value.code == "gemm.accumulator"
+
+
+def test_kernel_source_describes_the_launch():
+    src = emit_gemm(merge_gemm(dtype="bfloat16"), b_major="k")
+    info = src.info
+    assert info["dtype"] == "bfloat16" and info["tile"] == (128, 256, 64) and info["b_major"] == "k"
+    assert [p.kind for p in src.params][:2] == ["tensormap", "tensormap"]
+    assert dict(info["gmem_spaces"]) == {"gmem_a": "MK", "gmem_b": "NK", "gmem_d": "MN"}
+    assert src.block == (384, 1, 1) and src.grid is None and "M" not in src.code.split("extern \"C\"")[0][-200:]
+    assert emit_gemm(merge_gemm(m=1000)).code == emit_gemm(merge_gemm(m=8192)).code  # shape is a kernel argument
+
+
+# -- NVRTC -----------------------------------------------------------------------------------------
+
+def _build(name, twin, arch):
+    from pgstudio.runtime.compile import compile_cubin
+    src = emit_gemm(gemm_design(name, twin), arch=arch)
+    return src, compile_cubin(src, options=("--ptxas-options=-v",))
+
+
+@pytest.mark.nvrtc
+@pytest.mark.parametrize("name,twin", ALL)
+def test_compiles_for_sm90a_without_spills(name, twin):
+    src, cub = _build(name, twin, "sm_90a")
+    assert cub.data[:4] == b"\x7fELF"
+    assert re.search(r"0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads", cub.log)
+    assert "serialized" not in cub.log and "C75" not in cub.log, cub.log  # wgmma pipelined, no ignored hints
+    regs = int(re.search(rf"Compiling entry function '{src.entry}'[\s\S]*?Used (\d+) registers", cub.log).group(1))
+    assert regs <= 65536 // src.block[0]
+
+
+@pytest.mark.nvrtc
+@pytest.mark.parametrize("name,twin", ALL)
+def test_compiles_for_sm100a(name, twin):
+    _, cub = _build(name, twin, "sm_100a")
+    assert cub.data[:4] == b"\x7fELF"
+
+
+def _cuobjdump():
+    return shutil.which("cuobjdump")
+
+
+@pytest.mark.nvrtc
+@pytest.mark.skipif(_cuobjdump() is None, reason="no cuobjdump (with nvdisasm) on PATH")
+def test_sm90a_sass_has_hgmma_and_sm100a_sass_has_utcmma(tmp_path):
+    for arch, op in (("sm_90a", "HGMMA.64x256x16.F32"), ("sm_100a", "UTCHMMA")):
+        _, cub = _build("merge_gemm", False, arch)
+        path = tmp_path / f"k_{arch}.cubin"
+        path.write_bytes(cub.data)
+        sass = subprocess.run([_cuobjdump(), "--dump-sass", str(path)], capture_output=True, text=True, check=True).stdout
+        assert op in sass
+        assert not re.search(r"\b(LDL|STL)\b", sass)

@@ -1,0 +1,60 @@
+"""Task: a warp range, the resources it consumes / produces (kept by name), its captured schedule."""
+
+import dataclasses
+
+import pytest
+
+from pgstudio import DesignError, GmemTensor, MemoryResource, PipelineGroup, PipelineGroupMode, Task
+from pgstudio import create_tma_async_pipeline_cfg
+
+
+def tile(name):
+    return MemoryResource(name=name, pipeline_config=create_tma_async_pipeline_cfg(num_stages=2, num_bytes=1024))
+
+
+def test_a_task_keeps_resource_names_and_its_warp_range():
+    a, d = tile("smem_a"), GmemTensor("gmem_d")
+    t = Task("store", 4, 2, [a], [d])
+    assert (t.src_resources, t.dst_resources) == (("smem_a",), ("gmem_d",))
+    assert (t.num_threads, list(t.warps), str(t)) == (64, [4, 5], "store (warps 4..5)")
+    assert Task("store", 4, 2, ["smem_a"], ["gmem_d"]) == t  # names and objects mean the same
+
+
+def test_a_group_member_reference_stands_for_its_resource():
+    a, b = tile("smem_a"), tile("smem_b")
+    g = PipelineGroup("ab", [a, b], PipelineGroupMode.Merge)
+    assert Task("t", 0, 4, [g.smem_a, g.smem_b], []).src_resources == ("smem_a", "smem_b")
+
+
+@pytest.mark.parametrize("warp_idx,num_warps,quoted", [
+    (-1, 1, "warp_idx is -1, expected an integer >= 0"),
+    (0, 0, "num_warps is 0, expected an integer >= 1"),
+    (0, True, "num_warps is True, expected an integer >= 1"),
+    (1.5, 1, "warp_idx is 1.5, expected an integer >= 0"),
+])
+def test_bad_warp_ranges_are_rejected(warp_idx, num_warps, quoted):
+    with pytest.raises(DesignError, match=quoted) as err:
+        Task("t", warp_idx, num_warps)
+    assert err.value.code == "task.warps"
+
+
+def test_bad_resource_lists_and_schedules_are_rejected():
+    with pytest.raises(DesignError, match="src_resources is 'smem_a', expected a list") as err:
+        Task("t", 0, 1, "smem_a")
+    assert err.value.code == "task.resource"
+    with pytest.raises(DesignError, match="dst_resources is \\[3\\]"):
+        Task("t", 0, 1, [], [3])
+    with pytest.raises(DesignError, match="task schedule must be a @schedule function, got function") as err:
+        Task("t", 0, 1, schedule=lambda: None)
+    assert err.value.code == "task.schedule"
+
+
+def test_task_names_must_be_identifiers():
+    with pytest.raises(DesignError, match="task name '1st' is not an identifier"):
+        Task("1st", 0, 1)
+
+
+def test_a_task_is_frozen():
+    t = Task("t", 0, 1)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        t.num_warps = 2

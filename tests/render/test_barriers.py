@@ -1,0 +1,113 @@
+"""The barrier-layout picture: one cell per slot with its stage, arrive count and tx bytes, in
+shared-memory order, grouped into barrier sets with their arrivers and waiters."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("matplotlib")
+
+from matplotlib.colors import to_hex  # noqa: E402
+
+from pgstudio import barrier_layout, examples, ungrouped  # noqa: E402
+from pgstudio.render import style  # noqa: E402
+from pgstudio.render._figure import patch_rects, to_png, to_svg  # noqa: E402
+from pgstudio.render.barriers import CELL_H, barrier_figure, comparison_figure, layout_svg, owner_kind  # noqa: E402
+
+
+def _texts(fig):
+    return {t.get_gid(): t.get_text() for ax in fig.axes for t in ax.texts if t.get_gid()}
+
+
+def _cells(fig, prefix="slots-"):
+    """{(x0, y0): (face, edge)} of every cell rectangle in the patches whose id starts with prefix."""
+    out = {}
+    for ax in fig.axes:
+        for p in ax.patches:
+            if (p.get_gid() or "").startswith(prefix):
+                for x0, x1, y0, y1 in patch_rects(p):
+                    assert abs(x1 - x0 - 1.0) < 1e-9 or prefix.startswith("strips")
+                    out[(round(x0, 6), round(y0, 6))] = (to_hex(p.get_facecolor()), to_hex(p.get_edgecolor()))
+    return out
+
+
+@pytest.mark.parametrize("name", ["merge_gemm", "fork_copy", "fused_merge_copy", "merge_gemm_resadd"])
+def test_one_cell_per_slot_with_stage_arrive_count_and_tx(name):
+    layout = barrier_layout(examples.example(name))
+    fig = barrier_figure(layout)
+    texts = {t.get_gid(): t for t in fig.axes[0].texts if t.get_gid()}
+    cells = _cells(fig)
+    assert len(cells) == layout.num_barriers
+    xs = {}
+    for slot in layout.slots:
+        tx = style.fmt_bytes(slot.tx_bytes) if slot.tx_bytes else "0"
+        label = texts[f"slot-{slot.index}"]
+        assert label.get_text() == f"stage {slot.stage}\narrive {slot.arrive_count}\ntx {tx}"
+        assert texts[f"offset-{slot.index}"].get_text() == str(slot.offset)
+        # the label sits in the middle of its cell, and the cell has the stage and role colours
+        cx, cy = label.get_position()
+        key = (round(cx - 0.5, 6), round(cy - CELL_H / 2, 6))
+        assert cells[key] == (style.stage_colour(slot.stage).lower(), style.role_colour(slot.barrier).lower())
+        xs[slot.index] = cx
+    for s in layout.sets:  # the cells of a set are adjacent, in shared-memory order
+        run = [xs[i] for i in range(s.first, s.first + s.stages)]
+        assert all(abs(b - a - 1.0) < 1e-9 for a, b in zip(run, run[1:]))
+
+
+def test_sets_are_labelled_with_their_arrivers_and_waiters():
+    layout = barrier_layout(examples.fused_merge_gemm())
+    texts = _texts(barrier_figure(layout))
+    for s in layout.sets:
+        assert texts[f"set-{s.name}"] == f"{s.label} x{s.stages}"
+        assert texts[f"arrive-{s.name}"] == "arrive: " + ", ".join(s.arrivers)
+        assert texts[f"wait-{s.name}"] == "wait: " + ", ".join(s.waiters)
+    assert texts["set-ab.shared_full"] == f"shared_full x{layout.sets[0].stages}"
+    assert texts["arrive-ab.shared_full"] == "arrive: load_a, load_b"
+    assert texts["row-ab"] == "ab"
+
+
+def test_a_group_alone_draws_without_task_lines():
+    design = examples.merge_copy()
+    fig = barrier_figure(design.group("ab"))
+    texts = _texts(fig)
+    assert not any(k.startswith(("arrive-", "wait-")) for k in texts)
+    assert len(_cells(fig)) == 12
+    assert owner_kind(list(barrier_layout(design.group("ab")).sets)) == "Merge group"
+
+
+def test_long_owners_wrap_at_set_boundaries():
+    layout = barrier_layout(examples.merge_gemm())
+    fig = barrier_figure(layout, max_cells=4)
+    labels = [t.get_text() for t in fig.axes[0].texts]
+    assert labels.count("ab (cont.)") == 2  # full_0 | full_1 | shared_empty: three rows of 4
+    assert len(_cells(fig)) == layout.num_barriers
+
+
+def test_comparison_says_how_many_barriers_grouping_saves():
+    design = examples.fused_merge_copy()
+    grouped, alone = barrier_layout(design), barrier_layout(ungrouped(design))
+    fig = comparison_figure(design)
+    title = fig.texts[0].get_text()
+    assert f"saves {alone.num_barriers - grouped.num_barriers} barriers" in title
+    assert f"{grouped.num_barriers} instead of {alone.num_barriers}" in title
+    assert len(_cells(fig, "p0-slots-")) == grouped.num_barriers
+    assert len(_cells(fig, "p1-slots-")) == alone.num_barriers
+    assert len(_cells(fig, "strips-")) == grouped.num_barriers + alone.num_barriers
+
+
+def test_legend_explains_roles_and_stages():
+    design = examples.merge_gemm_resadd()
+    fig = barrier_figure(design)
+    labels = [t.get_text() for t in fig.texts if (t.get_gid() or "").startswith("legend-")]
+    assert labels[:2] == ["full barrier (producer arrives)", "empty barrier (consumer arrives)"]
+    deepest = max(s.stages for s in barrier_layout(design).sets)
+    assert labels[2:] == [f"stage {s}" for s in range(deepest)]
+
+
+def test_svg_and_png_output():
+    layout = barrier_layout(examples.merge_copy())
+    svg = layout_svg(layout)
+    assert svg.count("<svg") == 1 and "shared_empty x4" in svg  # text stays text
+    assert svg == layout_svg(layout)  # deterministic
+    assert to_png(barrier_figure(layout)).startswith(b"\x89PNG")
+    assert to_svg(comparison_figure(examples.merge_copy())).count("<svg") == 1

@@ -1,0 +1,92 @@
+"""The canonical designs: each is valid and has the shape the issue describes."""
+
+import pytest
+
+from pgstudio import DesignError, PipelineGroupMode, barrier_layout, smem_layout, ungrouped
+from pgstudio.examples import CANONICAL, STREAMING, example
+
+Merge, Fork, FusedMerge = PipelineGroupMode.Merge, PipelineGroupMode.Fork, PipelineGroupMode.FusedMerge
+
+
+def ops(design, task):
+    return [str(s) for s in design.task(task).schedule.body]
+
+
+@pytest.mark.parametrize("name", list(CANONICAL))
+def test_every_canonical_design_is_valid_and_fits(name):
+    design = example(name)
+    assert design.name == name
+    report = design.validate()
+    assert report.ok and report.diagnostics == (), str(report)
+    assert smem_layout(design).fits
+    twin = ungrouped(design)
+    assert twin.groups == () and [r.name for r in twin.resources] == [r.name for r in design.resources]
+    assert barrier_layout(twin).num_barriers > barrier_layout(design).num_barriers
+
+
+@pytest.mark.parametrize("name,stages", [(n, s) for n in ("merge_copy", "fork_copy", "fused_merge_copy") for s in (1, 2, 8)]
+                         + [(n, s) for n in ("merge_gemm", "fork_gemm_act", "fused_merge_gemm") for s in (1, 2)])
+def test_stage_counts_are_a_parameter(name, stages):
+    design = example(name, num_stages=stages)
+    assert design.validate().ok
+    group = design.groups[0]
+    per = 2 if group.mode is FusedMerge else len(group.members) + 1
+    assert barrier_layout(group).num_barriers == per * stages
+
+
+def test_merge_copy():
+    d = example("merge_copy")
+    assert [(t.name, t.dst_resources) for t in d.tasks if t.name.startswith("load")] == [
+        ("load_a", ("smem_a",)), ("load_b", ("smem_b",))]
+    assert d.group("ab").mode is Merge and d.resource("gmem_d").compute.expr == "smem_a + smem_b"
+    store = ops(d, "store")
+    assert store.count("ab.release()") == 1 and not any(s.endswith(".release()") and s != "ab.release()" for s in store)
+
+
+def test_fork_copy():
+    d = example("fork_copy")
+    assert d.group("xy").mode is Fork and d.resource("smem_y").aliases == "smem_x"
+    assert d.task("load").dst_resources == ("smem_x", "smem_y") and ops(d, "load")[-1] == "xy.commit()"
+    assert [t.name for t in d.consumers("smem_x")] == ["copy_out"] and [t.name for t in d.consumers("smem_y")] == ["relu_out"]
+
+
+def test_fused_merge_copy():
+    d = example("fused_merge_copy")
+    assert d.group("ab").mode is FusedMerge
+    assert ops(d, "store")[:2] == ["ab.try_wait()", "ab.wait()"] and ops(d, "store")[-1] == "ab.release()"
+
+
+def test_merge_gemm():
+    d = example("merge_gemm")
+    assert d.group("ab").mode is Merge and d.deps("tmem_c") == ("smem_a", "smem_b")
+    assert d.task("mma").src_resources == ("smem_a", "smem_b") and d.task("mma").dst_resources == ("tmem_c",)
+    assert d.task("epilogue").src_resources == ("tmem_c",) and d.resource("tmem_c").memory.value == "tmem"
+    assert ops(d, "mma").count("ab.release()") == 1
+
+
+def test_merge_gemm_resadd_has_two_merges():
+    d = example("merge_gemm_resadd")
+    assert [(g.name, g.mode, g.member_names) for g in d.groups] == [
+        ("ab", Merge, ("smem_a", "smem_b")), ("cr", Merge, ("tmem_c", "smem_r"))]
+    assert ops(d, "epilogue")[-1] == "cr.release()" and d.deps("gmem_d") == ("tmem_c", "smem_r")
+
+
+def test_fork_gemm_act():
+    d = example("fork_gemm_act")
+    assert d.group("fa").mode is Fork and d.group("fa").member_names == ("smem_a", "smem_act")
+    assert d.task("load_a").dst_resources == ("smem_a", "smem_act")
+    assert [t.name for t in d.consumers("smem_a")] == ["mma"] and [t.name for t in d.consumers("smem_act")] == ["act"]
+    assert "max(smem_act" in d.resource("gmem_d1").compute.expr
+
+
+def test_fused_merge_gemm():
+    d = example("fused_merge_gemm")
+    assert d.group("ab").mode is FusedMerge
+    assert barrier_layout(d.group("ab")).num_barriers == 2 * d.resource("smem_a").num_stages
+    assert ops(d, "mma")[2:4] == ["ab.try_wait()", "ab.wait()"]
+
+
+def test_streaming_names_and_unknown_names():
+    assert set(STREAMING) <= set(CANONICAL)
+    with pytest.raises(DesignError, match="no example named 'gemm'; examples: merge_copy, fork_copy"):
+        example("gemm")
