@@ -6,7 +6,7 @@ EXTRAS ?= dev,render,studio,nvrtc
 STAMP := $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
 comma := ,
 
-.PHONY: demo test test-gpu lab bench install clean
+.PHONY: demo test test-gpu lab studio notebooks bench install clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -26,8 +26,17 @@ test: $(STAMP)
 test-gpu:
 	$(MAKE) EXTRAS=dev,render,studio,gpu test
 
+# JupyterLab on the teaching notebooks (00_studio opens the studio).
 lab: $(STAMP)
 	$(BIN)/jupyter lab notebooks/
+
+# The studio alone in a browser tab, without the notebook around it.
+studio: $(STAMP)
+	$(BIN)/voila notebooks/00_studio.ipynb
+
+# Rewrite the notebooks from notebooks/_build.py (no outputs, python3 kernel).
+notebooks: $(STAMP)
+	$(BIN)/python notebooks/_build.py
 
 clean:
 	rm -rf $(VENV) pgstudio-demo .pytest_cache

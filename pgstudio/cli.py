@@ -124,7 +124,7 @@ def _load_extensions() -> None:
     """Commands living beside their stage register themselves on import (missing ones are skipped)."""
     import importlib
     for mod in ("pgstudio.analysis.cli_check", "pgstudio.render.cli", "pgstudio.codegen.cli",
-                "pgstudio.runtime.cli", "pgstudio.studio.cli"):
+                "pgstudio.runtime.cli", "pgstudio.runtime.cli_sweep", "pgstudio.studio.cli"):
         try:
             importlib.import_module(mod)
         except ModuleNotFoundError as exc:

@@ -268,12 +268,12 @@ def merge_gemm(m: int = 4096, n: int = 4096, k: int = 4096, num_stages: int = 3,
     ab = PipelineGroup(name="ab", members=[smem_a, smem_b], mode=mode)
     mma = fused_mma_schedule if mode is PipelineGroupMode.FusedMerge else merge_mma_schedule
     tasks = [
-        Task("load_a", 0, 1, [gmem_a], [smem_a], gemm_load_schedule(gmem_a, ab.smem_a)),
-        Task("load_b", 12 if is_async else 1, 4 if is_async else 1, [gmem_b], [smem_b],
-             gemm_load_schedule(gmem_b, ab.smem_b)),
         Task("mma", 4, 8, [smem_a, smem_b], [tmem_c], mma(tmem_c, ab)),
         Task("epilogue", 16 if is_async else 2, 4 if is_async else 2, [tmem_c], [gmem_d],
              epilogue_schedule(tmem_c, gmem_d)),
+        Task("load_a", 0, 1, [gmem_a], [smem_a], gemm_load_schedule(gmem_a, ab.smem_a)),
+        Task("load_b", 12 if is_async else 1, 4 if is_async else 1, [gmem_b], [smem_b],
+             gemm_load_schedule(gmem_b, ab.smem_b)),
     ]
     name = ("fused_merge_gemm" if mode is PipelineGroupMode.FusedMerge else "merge_gemm") + \
         ("_async_b" if b_producer == "async" else "")
@@ -304,11 +304,11 @@ def merge_gemm_resadd(m: int = 4096, n: int = 4096, k: int = 4096, num_stages: i
     ab = PipelineGroup(name="ab", members=[smem_a, smem_b], mode=PipelineGroupMode.Merge)
     cr = PipelineGroup(name="cr", members=[tmem_c, smem_r], mode=PipelineGroupMode.Merge)
     tasks = [
+        Task("mma", 4, 8, [smem_a, smem_b], [tmem_c], merge_mma_schedule(cr.tmem_c, ab)),
+        Task("epilogue", 12, 4, [tmem_c, smem_r], [gmem_d], resadd_epilogue_schedule(gmem_d, cr)),
         Task("load_a", 0, 1, [gmem_a], [smem_a], gemm_load_schedule(gmem_a, ab.smem_a)),
         Task("load_b", 1, 1, [gmem_b], [smem_b], gemm_load_schedule(gmem_b, ab.smem_b)),
         Task("load_r", 2, 1, [gmem_r], [smem_r], load_schedule(gmem_r, cr.smem_r)),
-        Task("mma", 4, 8, [smem_a, smem_b], [tmem_c], merge_mma_schedule(cr.tmem_c, ab)),
-        Task("epilogue", 12, 4, [tmem_c, smem_r], [gmem_d], resadd_epilogue_schedule(gmem_d, cr)),
     ]
     return Design("merge_gemm_resadd", [gmem_a, gmem_b, gmem_r, smem_a, smem_b, tmem_c, smem_r, gmem_d],
                   {smem_a: [gmem_a], smem_b: [gmem_b], smem_r: [gmem_r], tmem_c: [smem_a, smem_b],
@@ -377,11 +377,11 @@ def fork_gemm_act(m: int = 4096, n: int = 4096, k: int = 4096, num_stages: int =
     gmem_d1 = GmemTensor("gmem_d1", compute=Compute("store", "max(smem_act, 0.f)"), dtype=dtype)
     fa = PipelineGroup(name="fa", members=[smem_a, smem_act], mode=PipelineGroupMode.Fork)
     tasks = [
-        Task("load_a", 0, 1, [gmem_a], [smem_a, smem_act], fork_gemm_load_schedule(gmem_a, fa)),
-        Task("load_b", 1, 1, [gmem_b], [smem_b], gemm_load_schedule(gmem_b, smem_b)),
         Task("mma", 4, 8, [smem_a, smem_b], [tmem_c], fork_mma_schedule(tmem_c, fa.smem_a, smem_b)),
         Task("epilogue", 12, 4, [tmem_c], [gmem_d0], epilogue_schedule(tmem_c, gmem_d0)),
         Task("act", 16, 4, [smem_act], [gmem_d1], act_schedule(fa.smem_act, gmem_d1)),
+        Task("load_a", 0, 1, [gmem_a], [smem_a, smem_act], fork_gemm_load_schedule(gmem_a, fa)),
+        Task("load_b", 1, 1, [gmem_b], [smem_b], gemm_load_schedule(gmem_b, smem_b)),
     ]
     return Design("fork_gemm_act", [gmem_a, gmem_b, smem_a, smem_act, smem_b, tmem_c, gmem_d0, gmem_d1],
                   {smem_a: [gmem_a], smem_act: [gmem_a], smem_b: [gmem_b], tmem_c: [smem_a, smem_b],

@@ -10,8 +10,8 @@ the plain search, the reference.
 Verdicts: SAFE; UNSAFE with the kind (``deadlock``, ``write_while_held``, ``read_before_write``,
 ``arrive_count``, ``early_release``, ``unbalanced``) and a witness trace; INCOMPLETE when
 ``max_states`` was reached first (never reported as safe).  A violation's witness is cut down to
-the steps the violation depends on (``causal_slice``); a deadlock's is the whole (shortest)
-run into it.
+the steps the violation depends on (``causal_slice``); a deadlock's (or an unbalanced end's) is
+the whole run into that state, the shortest the search found.
 
     >>> from pgstudio import examples
     >>> check(examples.merge_copy(), iterations=4).status
@@ -25,11 +25,13 @@ from typing import Mapping
 from ..model.design import Design
 from .program import Program, unroll
 from .search import SearchResult, bfs, causal_slice
-from .statespace import ARRIVE, EXPECT, State, StateSpace, Violation
+from .statespace import ARRIVE, COPY, EXPECT, State, StateSpace, Violation
 from .timeline import ARRIVE as ARRIVE_EVENT
 from .timeline import BLOCKED, PHASE_FLIP, SYNC, WORK, Event, Timeline
 from .verdict import INCOMPLETE, SAFE, UNSAFE, TraceRow, Verdict
 
+#: Findings about a state where nothing can move, rather than about one step.
+TERMINAL_KINDS = ("deadlock", "unbalanced")
 #: Default state cap of the reduced search, and of the plain one.
 MAX_STATES = 200_000
 METHODS = ("reduced", "bfs")
@@ -58,10 +60,10 @@ def verdict_of(space: StateSpace, result: SearchResult, method: str, max_states:
         status = INCOMPLETE if result.capped else SAFE
         return Verdict(program.design.name, status, **common)
     trace = result.trace
-    if minimize and v.kind != "deadlock":
+    if minimize and v.kind not in TERMINAL_KINDS:  # a terminal state needs the whole run into it
         sliced = causal_slice(space, trace)
-        last = space.fire(sliced[-1][1], sliced[-1][0]) if sliced else None
-        if isinstance(last, Violation) and last.kind == v.kind:
+        last = space.fire(sliced[-1][1], sliced[-1][0])[1] if sliced else None
+        if last is not None and last.kind == v.kind:
             trace, v = sliced, last
     rows, timeline = _witness(space, trace, v)
     return Verdict(program.design.name, UNSAFE, v.kind, v.message, v.where, tuple(rows), timeline=timeline, **common)
@@ -81,12 +83,18 @@ def _witness(space: StateSpace, trace: list, v: Violation) -> tuple[list[TraceRo
     last_move: dict[str, int] = {}
     for i, (a, s) in enumerate(trace):
         name, ins = space.label(s, a)
-        after = space.fire(s, a)
+        after, bad = space.fire(s, a)
         run, act = ins.run, ins.act
         barrier = f"{act.set}[{act.stage}]" if act is not None else ""
-        final = isinstance(after, Violation)
-        state = "" if final or act is None else _state_text(after, act.slot)
-        action = ("copy lands" if a < 0 else ins.describe().split(": ", 1)[-1])
+        final = i == len(trace) - 1 and bad is not None
+        touches = act is not None and (a < 0 or ins.op != COPY)
+        state = "" if final or not touches else _state_text(after, act.slot)
+        if a < 0:
+            t, pc, left = s.copies[~a]
+            rest = next((c[2] for c in after.copies if (c[0], c[1]) == (t, pc)), 0)
+            action = f"{left - rest} B land on {barrier}" + (f" ({rest} B still to come)" if rest else "")
+        else:
+            action = ins.describe().split(": ", 1)[-1]
         rows.append(TraceRow(i, name, str(run.step), action, run.iteration, barrier, state, v.kind if final else ""))
         task = run.task
         w = warps.get(task, (0, 1))
@@ -101,8 +109,10 @@ def _witness(space: StateSpace, trace: list, v: Violation) -> tuple[list[TraceRo
             events.append(Event(name, "phase_flip", PHASE_FLIP, i + 1.0, i + 1.0, act.set.split(".")[0], act.set,
                                 act.slot, act.stage, s.bars[act.slot].phase & 1, run.iteration, w))
     end = float(len(trace))
+    if v.kind == "unbalanced":
+        rows.append(TraceRow(len(rows), "(all tasks)", "", "finished", -1, "", "", "unbalanced"))
     if v.kind == "deadlock":
-        s = space.fire(trace[-1][1], trace[-1][0]) if trace else space.initial()
+        s = space.fire(trace[-1][1], trace[-1][0])[0] if trace else space.initial()
         for i, name in enumerate(space.tasks):
             pc = s.pcs[i]
             if pc >= len(space.code[i]):

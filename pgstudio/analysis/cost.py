@@ -67,8 +67,12 @@ class CostModel:
         return flops / rate if flops else self.barrier_ns
 
     def describe(self) -> tuple[tuple[str, object], ...]:
-        """The figures as (name, value) pairs, for a timeline's metadata."""
-        return tuple((f.name, getattr(self, f.name)) for f in dataclasses.fields(self))
+        """The figures as (name, value) pairs (hashable), for a timeline's metadata."""
+        out = []
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            out.append((f.name, tuple(sorted(value.items())) if isinstance(value, dict) else value))
+        return tuple(out)
 
 
 #: The default model.

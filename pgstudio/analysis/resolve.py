@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Iterator, Union
 
 from ..model.design import Design
-from ..model.group import PipelineGroup, PipelineGroupMode
+from ..model.group import PipelineGroup
 from ..model.kinds import OpKind
 from ..model.schedule import Loop, Step
 from ..model.task import Task

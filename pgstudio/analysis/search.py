@@ -10,18 +10,27 @@ closed under two rules --
 * a disabled wait in the set pulls in every agent whose horizon writes the awaited slot.
 
 An agent's horizon is everything it can do before it reaches a wait that stays blocked as long
-as only agents outside the set move (its slot has not passed, and nobody outside the set writes
-it); a bulk copy's horizon is its landing.  Only the set's enabled transitions are expanded.
-The state graph is acyclic (every transition advances a task or lands bytes), so the reduced
-graph keeps every terminal state of the full one (every deadlock and every finished run), and
-since each check a transition makes reads only objects in its footprint, every violating
-transition of the full graph has a violating twin (same task, same step, same kind) in the
-reduced one.  Verdicts are therefore identical; ``tests/analysis/test_check.py`` compares them
-on small designs and every planted mistake.
+as only agents outside the set move: the wait has not passed, no other outside task and nothing
+the agent does before it writes its slot, and the copies in flight outside the set cannot land
+enough bytes to complete the phase.  Horizons are computed together, as a least fixpoint (a wait
+counts as blocking until another outside horizon is found to write its slot); a bulk copy's
+horizon is its landing.  Only the set's enabled transitions are expanded.
 
-Both searches keep a visited set, stop at the first violation (breadth first: no shorter
-violating trace exists in the graph searched) and stop with ``capped`` when ``max_states``
-distinct states have been seen.
+Why verdicts do not change: the state graph is acyclic (every transition advances a task or
+lands bytes), so the reduced graph keeps every terminal state of the full one -- every deadlock,
+every unbalanced end, every clean finish (Valmari's theorem) -- and since every check a
+transition makes reads only objects in its footprint, every violating transition of the full
+graph has a twin (same task, same step, same kind) in the reduced one.  So the reduced search
+is UNSAFE exactly when the plain one is, with the same set of violating steps; when a design
+has several problems, which one a breadth-first search meets first may differ (on the planted
+mistakes, which have one each, both report the same kind and equally short witnesses).
+``tests/analysis/test_check.py`` compares the full sets on small designs, on the planted
+mistakes and on randomly broken designs.
+
+A violation labels a transition; the transition still takes effect.  (Were violations terminal,
+a violating key transition could hide a different violation behind it.)  Both searches keep a
+visited set, stop at the first violation (breadth first: no shorter violating trace exists in
+the graph searched) and stop with ``capped`` when ``max_states`` distinct states were seen.
 """
 
 from __future__ import annotations
@@ -53,7 +62,7 @@ class _Reducer:
 
     def ample(self, s: State, agents: list[int], enabled: list[int]) -> list[int]:
         sp = self.space
-        self._memo: dict = {}  # horizons of this state, by (task, outside writes, inside arrivals)
+        self._memo: dict = {}  # horizons of this state, by (task, outside writes, outside copies)
         fp = {a: sp.footprint(s, a) for a in agents}
         for a in enabled:  # a step that touches nothing shared commutes with everything
             if fp[a] == (0, 0, 0):
@@ -79,10 +88,7 @@ class _Reducer:
             outside = [y for y in agents if y not in inside]
             if not outside:
                 break
-            arrivals = 0
-            for x in inside:
-                arrivals |= sp.arrivals_of(s, x)
-            horizons = self._horizons(s, outside, fut, arrivals)
+            horizons = self._horizons(s, outside, fut)
             added: list[int] = []
             for x in new:
                 if x in en:
@@ -95,7 +101,7 @@ class _Reducer:
             new = added
         return inside
 
-    def _horizons(self, s: State, outside: list[int], fut, arrivals: int) -> dict[int, tuple[int, int, int]]:
+    def _horizons(self, s: State, outside: list[int], fut) -> dict[int, tuple[int, int, int]]:
         """Each outside agent's horizon: the least fixpoint in which a task's wait counts as
         blocking unless the other outside agents' horizons can complete its phase."""
         sp = self.space
@@ -119,10 +125,10 @@ class _Reducer:
                 for z in tasks:
                     if z != y:
                         ow |= h[z][1] | h[z][2]
-                key = (y, ow, ckey, arrivals)
+                key = (y, ow, ckey)
                 new = memo.get(key)
                 if new is None:
-                    new = memo[key] = sp.horizon(s, y, ow, copy_bytes, arrivals)
+                    new = memo[key] = sp.horizon(s, y, ow, copy_bytes)
                 if new != h[y]:
                     h[y] = new
                     changed = True
@@ -170,16 +176,15 @@ def bfs(space: StateSpace, *, reduced: bool = False, max_states: int = 1_000_000
         ample = reducer.ample(s, agents, enabled) if reducer else enabled
         stop = False
         for a in ample:
-            nxt = space.fire(s, a)
+            nxt, bad = space.fire(s, a)
             transitions += 1
-            if isinstance(nxt, Violation):
+            if bad is not None:
                 if not explore_all:
-                    result.violation, result.trace = nxt, trace(sid) + [(a, s)]
+                    result.violation, result.trace = bad, trace(sid) + [(a, s)]
                     stop = True
                     break
                 name, ins = space.label(s, a)
-                result.found[(nxt.kind, name, ins.run.index, ins.op)] = nxt
-                continue
+                result.found[(bad.kind, name, ins.run.index, ins.op)] = bad
             if nxt not in index:
                 if len(states) >= max_states:
                     result.capped = True
@@ -230,10 +235,9 @@ def causal_slice(space: StateSpace, trace: list) -> list:
         if is_copy:
             a = next(~j for j, c in enumerate(s.copies) if (c[0], c[1]) == key)
         out.append((a, s))
-        nxt = space.fire(s, a)
-        if isinstance(nxt, Violation):
+        s, bad = space.fire(s, a)
+        if bad is not None:
             break
-        s = nxt
     return out
 
 

@@ -70,6 +70,7 @@ class Simulator:
         self._pc = [0] * len(self.tasks)  # step index per task
         self._act = [0] * len(self.tasks)  # next action within the step
         self._step_start = [0.0] * len(self.tasks)
+        self._started = [False] * len(self.tasks)
         self._blocked_since: dict[int, float] = {}
         self.now = 0.0
 
@@ -113,32 +114,34 @@ class Simulator:
         return self._timeline()
 
     def _advance(self, i: int) -> None:
-        """Run task ``i`` from now until it blocks or finishes a step (then requeue)."""
+        """Task ``i``'s next action (or, once its actions are done, the step's work) at ``now``;
+        then requeue it at the time the action ends.  One action per event keeps the order of
+        every barrier operation exact across tasks."""
         runs = self.program.runs[i]
         if self._pc[i] >= len(runs):
             return
         run = runs[self._pc[i]]
         name, warps = self.tasks[i].name, self._warps(i)
+        t = self.now
         if i in self._blocked_since:  # woken: close the blocked interval
             since = self._blocked_since.pop(i)
             act = run.acts[self._act[i]]
-            self.events.append(Event(name, "blocked", BLOCKED, since, self.now, run.step.target, act.set, act.slot,
+            self.events.append(Event(name, "blocked", BLOCKED, since, t, run.step.target, act.set, act.slot,
                                      act.stage, act.parity, run.iteration, warps))
-            self._step_start[i] = self.now
-        elif self._act[i] == 0:
-            self._step_start[i] = self.now
-        t = self.now
-        while self._act[i] < len(run.acts):
+            self._step_start[i] = t
+        elif self._act[i] == 0 and not self._started[i]:
+            self._step_start[i] = t
+        self._started[i] = True
+        if self._act[i] < len(run.acts):
             act = run.acts[self._act[i]]
             if act.verb == "wait":
                 if not self.states[act.slot].passes(act.parity):
                     self._blocked_since[i] = t
                     self._waiters.setdefault(act.slot, []).append((i, act.parity))
                     return
-                t += self.cost.barrier_ns
                 self._snap(name, run, str(act))
+                t += self.cost.barrier_ns
             elif act.verb in ("arrive", "arrive_expect_tx"):
-                self.now = t
                 before = self.states[act.slot]
                 if act.verb == "arrive":
                     res = mbarrier.arrive(before, self.counts[act.slot], act.arrivals)
@@ -153,16 +156,18 @@ class Simulator:
             elif act.verb == "complete_tx":  # issue the bulk copy; its bytes land later
                 start = max(t, self._pipe_free)
                 self._pipe_free = start + self.cost.copy_transfer(act.tx)
-                land = self._pipe_free + self.cost.bulk_latency_ns
-                self._push(land, "land", (i, self._pc[i], self._act[i], t))
+                self._push(self._pipe_free + self.cost.bulk_latency_ns, "land", (i, self._pc[i], self._act[i], t))
                 t += self.cost.issue_ns
             self._act[i] += 1
+            self._push(t, "task", i)
+            return
         t = self._work(run, t)
         self.events.append(Event(name, run.step.op, WORK if run.step.is_work else SYNC, self._step_start[i], t,
                                  run.step.target, run.acts[0].set if run.acts else "", run.acts[0].slot if run.acts else -1,
                                  run.stage, run.round & 1 if run.round >= 0 else -1, run.iteration, warps))
         self._pc[i] += 1
         self._act[i] = 0
+        self._started[i] = False
         self._push(t, "task", i)
 
     def _work(self, run: StepRun, t: float) -> float:
@@ -211,7 +216,7 @@ class Simulator:
             if COPY_LANE.format(task=t.name) in copying:
                 lanes.append((COPY_LANE.format(task=t.name), t.warp_idx, t.num_warps))
         meta = [("status", "deadlock" if stuck else "complete"),
-                ("iterations", dict(self.program.counts)),
+                ("iterations", tuple(sorted(self.program.counts.items()))),
                 ("stuck", tuple(f"{n}: {r.step} ({', '.join(map(str, r.acts))})" for n, r in stuck)),
                 ("cost", self.cost.describe())]
         return Timeline.from_events(self.design.name, self.events, lanes, "simulated", meta)

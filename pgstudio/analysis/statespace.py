@@ -15,7 +15,7 @@ A state is ``(pcs, barriers, data, copies)``: each task's instruction index, eve
 Whether a task holds a stage (between its wait and its release), is writing one (between its
 work and its commit) or how many rounds it released is a function of its pc, precomputed.
 
-A transition that breaks a rule ends in a *violation* instead of a state (an error is terminal):
+A transition that breaks a rule is labelled with a *violation* (its effect still applies):
 ``arrive_count`` (a phase completed by too many or too few arrivals: an arrival landed in a
 phase other than its round's, or part of a batch of arrivals leaked past a completed phase),
 ``write_while_held`` (a stage written while a consumer holds it, before the consumer released
@@ -25,9 +25,10 @@ the round was written), ``early_release`` (a tma / umma step reads a stage its t
 released).  A terminal state with a task not finished is a ``deadlock``; one where every task
 finished but a written round was never released is ``unbalanced``.
 
-Each transition's *footprint* (objects read and written, as bit masks over slots and
-(buffer, stage) data objects) drives the partial-order reduction in ``search.py``.  Every check
-reads only objects in its footprint, which is what makes the reduction keep every verdict.
+The rules themselves live in ``violations.py``.  Each transition's *footprint* (objects read,
+written and added to, as bit masks over slots and (buffer, stage) data objects) drives the
+partial-order reduction in ``search.py``.  Every check reads only objects in its footprint,
+which is what makes the reduction keep every verdict.
 """
 
 from __future__ import annotations
@@ -40,25 +41,10 @@ from ..model.kinds import OpKind
 from . import mbarrier
 from .mbarrier import Mbarrier
 from .program import Act, Program, StepRun
+from .violations import KINDS, Violation, check_reads, check_write, leak, terminal, wrong_phase
 
 NOOP, WAIT, ARRIVE, EXPECT, COPY, WRITE, READ = range(7)
 OP_NAMES = ("step", "wait", "arrive", "arrive_expect_tx", "copy", "write", "read")
-
-#: Violation kinds, and what each means.
-KINDS = {
-    "deadlock": "a task waits forever: no interleaving lets it continue",
-    "write_while_held": "a stage written while a consumer still holds it (or before it released the previous round)",
-    "read_before_write": "a stage read before its producer completed it",
-    "arrive_count": "a phase completed by too many or too few arrivals",
-    "early_release": "an upstream stage released before the tma / umma step that reads it was issued",
-    "unbalanced": "every task finished but a written round was never released (loops of different lengths)",
-}
-
-
-class Violation(NamedTuple):
-    kind: str
-    message: str
-    where: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -80,8 +66,18 @@ class Instr:
     land: tuple[int, int, int] = (0, 0, 0)  # a copy: (reads, writes, adds) of its landing
 
     def describe(self) -> str:
-        what = str(self.act) if self.act is not None else OP_NAMES[self.op]
-        return f"{self.run.step}: {what}" if self.op != NOOP else str(self.run.step)
+        """What the instruction does, e.g. ``ab.release(): arrive ab.shared_empty[0] x128``."""
+        if self.op == NOOP:
+            return str(self.run.step)
+        if self.op == COPY:
+            what = f"issue bulk copy of {self.act.tx} B, completing on {self.act.set}[{self.act.stage}]"
+        elif self.act is not None:
+            what = str(self.act)
+        elif self.op == WRITE:
+            what = f"write {self.run.write} stage {self.run.stage}"
+        else:
+            what = "read " + ", ".join(f"{r} stage {st}" for r, st, _ in self.run.reads)
+        return f"{self.run.step}: {what}"
 
 
 def conflict(a: tuple[int, int, int], b: tuple[int, int, int]) -> bool:
@@ -101,14 +97,12 @@ class State(NamedTuple):
 class StateSpace:
     """The transition system of one unrolled program; see the module docstring.
 
-    Objects of the footprints (bits of an int): one per (slot, round) -- an access to a slot
-    touches the bit of its round, and reads the bits of the slot's other rounds -- and two per
-    (buffer, stage): its *content* (what was written, copies landing, a producer writing) and its
-    *occupancy* (which consumers hold it, how many rounds they released).  Arrivals, expected
-    bytes and landing bytes of one round of one slot are *adds* when the round is balanced
-    (its arrivals equal the init count and its expected bytes the landing bytes): then they
-    commute and the phase completes exactly at the last of them, in any order.  An unbalanced
-    round's accesses are plain writes.  Taking and giving back a hold are adds to occupancy.
+    Objects of the footprints (bits of an int): one per slot (a wait reads it; an arrival, an
+    expect_tx and a landing write it), and two per (buffer, stage): its *content* (what was
+    written, copies landing, a producer writing) and its *occupancy* (which consumers hold it,
+    how many rounds they released).  Taking and giving back a hold are *adds* to occupancy: each
+    task's holds are its own, so they commute with each other and conflict only with the write
+    checks that read them.
     """
 
     def __init__(self, program: Program) -> None:
@@ -120,7 +114,8 @@ class StateSpace:
         self.nslots = len(self.counts)
         self.roots = program.buffers
         self.wid: dict[tuple[str, int], int] = {}  # (resource, stage) -> index into State.data
-        bits = 0
+        self.slot_mask = [1 << q for q in range(self.nslots)]
+        bits = self.nslots
         self.content: dict[tuple[str, int], int] = {}
         self.occupancy: dict[tuple[str, int], int] = {}
         for r in d.pipelined:
@@ -131,27 +126,6 @@ class StateSpace:
                     self.occupancy[key] = 1 << (bits + 1)
                     bits += 2
                 self.wid[(r.name, st)] = len(self.wid)
-        # slot rounds, and which of them are balanced
-        arrivals: dict[tuple[int, int], int] = {}
-        expected: dict[tuple[int, int], int] = {}
-        landed: dict[tuple[int, int], int] = {}
-        for i, runs in enumerate(program.runs):
-            for run in runs:
-                for act in run.acts:
-                    key = (act.slot, act.round)
-                    arrivals[key] = arrivals.get(key, 0) + act.arrivals
-                    if act.verb == "arrive_expect_tx":
-                        expected[key] = expected.get(key, 0) + act.tx
-                    elif act.verb == "complete_tx":
-                        landed[key] = landed.get(key, 0) + act.tx
-        self.round_bit: dict[tuple[int, int], int] = {}
-        self.slot_mask = [0] * self.nslots
-        for key in sorted(arrivals):
-            self.round_bit[key] = 1 << bits
-            self.slot_mask[key[0]] |= 1 << bits
-            bits += 1
-        self.counted = {key for key in arrivals if arrivals[key] == self.counts[key[0]]}
-        self.balanced = {key for key in self.counted if expected.get(key, 0) == landed.get(key, 0)}
         self.consumers = {r.name: tuple(self.tasks.index(t.name) for t in d.consumers(r.name)) for r in d.pipelined}
         self.code = tuple(self._compile(runs) for runs in program.runs)
         self._derive()
@@ -159,14 +133,6 @@ class StateSpace:
     # -- compiling steps into instructions ---------------------------------------------------
     def _key(self, resource: str, stage: int) -> tuple[str, int]:
         return (self.roots[resource], stage)
-
-    def _touch(self, act: Act) -> tuple[int, int, int]:
-        """(reads, writes, adds) of an arrival or a landing on ``act``'s slot."""
-        key = (act.slot, act.round)
-        bit = self.round_bit[key]
-        if key in self.balanced:
-            return self.slot_mask[act.slot] & ~bit, 0, bit
-        return 0, self.slot_mask[act.slot], 0
 
     def _compile(self, runs: tuple[StepRun, ...]) -> tuple[Instr, ...]:
         out: list[Instr] = []
@@ -176,13 +142,13 @@ class StateSpace:
                 if act.verb == "wait":
                     out.append(Instr(WAIT, run, act, reads=self.slot_mask[act.slot]))
                 elif act.verb in ("arrive", "arrive_expect_tx"):
-                    r, w, a = self._touch(act)
-                    out.append(Instr(ARRIVE if act.verb == "arrive" else EXPECT, run, act, r, w, a))
+                    bit = self.slot_mask[act.slot]
+                    out.append(Instr(ARRIVE if act.verb == "arrive" else EXPECT, run, act, 0, bit))
                 elif act.verb == "complete_tx" and run.write:
                     key = self._key(run.write, run.stage)
                     c = self.content[key]
-                    r, w, a = self._touch(act)
-                    out.append(Instr(COPY, run, act, c | self.occupancy[key], c, land=(r, w | c, a)))
+                    out.append(Instr(COPY, run, act, c | self.occupancy[key], c,
+                                     land=(0, c | self.slot_mask[act.slot], 0)))
             reads = 0
             for res, st, _ in run.reads:
                 if st >= 0:
@@ -219,7 +185,7 @@ class StateSpace:
     def _derive(self) -> None:
         """Per task and pc: what it holds, writes and has released; future footprints; waits."""
         self.held, self.producing, self.released = [], [], []
-        self.future, self.waits, self.tables, self.arrivals_ahead, self.wait_info = [], [], [], [], []
+        self.future, self.waits, self.tables, self.wait_info = [], [], [], []
         for code in self.code:
             held: list = []
             prod: list = []
@@ -254,11 +220,6 @@ class StateSpace:
                 er, ew, ea = each[k]
                 fut[k] = (r | er, w | ew, a | ea)
             self.future.append(fut)
-            arr = [0] * (n + 1)
-            for k in range(n - 1, -1, -1):
-                ins = code[k]
-                arr[k] = arr[k + 1] | (self.round_bit[(ins.act.slot, ins.act.round)] if ins.op in (ARRIVE, EXPECT) else 0)
-            self.arrivals_ahead.append(arr)
             self.waits.append([k for k, ins in enumerate(code) if ins.op == WAIT])
             self.wait_info.append([(k, ins.act.slot, ins.act.parity, self.slot_mask[ins.act.slot])
                                    for k, ins in enumerate(code) if ins.op == WAIT])
@@ -293,10 +254,6 @@ class StateSpace:
             return self.code[t][pc].land
         return self.future[a][s.pcs[a]]
 
-    def arrivals_of(self, s: State, a: int) -> int:
-        """Round bits of the arrivals agent ``a`` still has to make (a copy makes none)."""
-        return self.arrivals_ahead[a][s.pcs[a]] if a >= 0 else 0
-
     def label(self, s: State, a: int) -> tuple[str, Instr]:
         """(agent name, instruction) of agent ``a``'s next transition in ``s``."""
         if a < 0:
@@ -305,47 +262,44 @@ class StateSpace:
         return self.tasks[a], self.code[a][s.pcs[a]]
 
     # -- transitions ------------------------------------------------------------------------
-    def fire(self, s: State, a: int) -> State | Violation:
-        """The state after agent ``a`` moves, or the violation its move commits."""
+    def fire(self, s: State, a: int) -> tuple[State, Violation | None]:
+        """The state after agent ``a`` moves, and the violation the move commits (None if none).
+        A violating move still has its effect: a violation labels a transition, it does not end
+        the run (so the reduction cannot hide one violation behind another)."""
         if a < 0:
-            return self._land(s, ~a)
+            return self._land(s, ~a), None
         pc = s.pcs[a]
         ins = self.code[a][pc]
         pcs = s.pcs[:a] + (pc + 1,) + s.pcs[a + 1:]
         op = ins.op
         if op == NOOP or op == WAIT:
-            return State(pcs, s.bars, s.data, s.copies)
+            return State(pcs, s.bars, s.data, s.copies), None
         if op == ARRIVE or op == EXPECT:
             act = ins.act
             bar = s.bars[act.slot]
             count = self.counts[act.slot]
-            if bar.phase != act.round:
-                return self._wrong_phase(a, ins, bar, count)
             res = (mbarrier.arrive(bar, count, act.arrivals) if op == ARRIVE
                    else mbarrier.arrive_expect_tx(bar, count, act.tx))
-            if res.leaked or res.excess:
-                return self._leak(a, ins, count, res)
+            bad = None
+            if bar.phase != act.round:
+                bad = wrong_phase(self, a, ins, bar, count)
+            elif res.leaked or res.excess:
+                bad = leak(self, a, ins, count, res)
             bars = s.bars[:act.slot] + (res.state,) + s.bars[act.slot + 1:]
-            return State(pcs, bars, s.data, s.copies)
+            return State(pcs, bars, s.data, s.copies), bad
         if op == COPY:
-            bad = self._check_write(s, a, ins.run)
-            if bad:
-                return bad
+            bad = check_write(self, s, a, ins.run)
             copies = tuple(sorted(s.copies + ((a, pc, ins.act.tx),)))
-            return State(pcs, s.bars, s.data, copies)
+            return State(pcs, s.bars, s.data, copies), bad
         run = ins.run
-        bad = self._check_reads(s, a, run)
-        if bad:
-            return bad
+        bad = check_reads(self, s, a, run)
         if op == WRITE:
-            bad = self._check_write(s, a, run)
-            if bad:
-                return bad
+            bad = bad or check_write(self, s, a, run)
             data = list(s.data)
             for r in run.written:
                 data[self.wid[(r, run.stage)]] = run.round
-            return State(pcs, s.bars, tuple(data), s.copies)
-        return State(pcs, s.bars, s.data, s.copies)
+            return State(pcs, s.bars, tuple(data), s.copies), bad
+        return State(pcs, s.bars, s.data, s.copies), bad
 
     def _land(self, s: State, j: int) -> State:
         t, pc, left = s.copies[j]
@@ -362,157 +316,26 @@ class StateSpace:
             data[self.wid[(r, ins.run.stage)]] = ins.run.round
         return State(s.pcs, bars, tuple(data), s.copies[:j] + s.copies[j + 1:])
 
-    # -- checks -----------------------------------------------------------------------------
-    def _slot(self, act: Act) -> str:
-        return f"{act.set}[{act.stage}]"
-
-    def _wrong_phase(self, a: int, ins: Instr, bar: Mbarrier, count: int) -> Violation:
-        act, task = ins.act, self.tasks[a]
-        what = "completed early: it received arrivals meant for a later round" if bar.phase > act.round else \
-            f"is still open ({bar.pending} of {count} arrivals pending, tx {bar.tx})"
-        return Violation("arrive_count",
-                         f"task {task!r} ({ins.run.step}) arrives on {self._slot(act)} for round {act.round}, "
-                         f"but that barrier is in phase {bar.phase}: phase {min(bar.phase, act.round)} {what}; "
-                         f"its init count {count} does not match the arrivals per phase",
-                         (task, act.set))
-
-    def _leak(self, a: int, ins: Instr, count: int, res) -> Violation:
-        act, task = ins.act, self.tasks[a]
-        n = act.arrivals
-        if res.excess:
-            text = (f"{res.excess} of its {n} arrivals came after the phase had no arrivals pending "
-                    f"(more arrivals than the init count {count})")
-        else:
-            text = (f"phase {act.round} completed after {n - res.leaked} of its {n} arrivals "
-                    f"(init count {count}); the other {res.leaked} count towards phase {act.round + 1}")
-        return Violation("arrive_count", f"task {task!r} ({ins.run.step}) arrives on {self._slot(act)}: {text}",
-                         (task, act.set))
-
-    def _check_reads(self, s: State, a: int, run: StepRun) -> Violation | None:
-        task = self.tasks[a]
-        pc = s.pcs[a]
-        for r, stage, rnd in run.reads:
-            if (r, stage) not in self.held[a][pc]:
-                if run.dma and self.released[a][pc].get((r, stage), 0) > rnd >= 0:
-                    return Violation("early_release",
-                                     f"task {task!r}: {run.step} reads {r!r} stage {stage} (round {rnd}) after the task "
-                                     f"released it; the producer may already be overwriting it",
-                                     (task, r))
-                return Violation("read_before_write",
-                                 f"task {task!r}: {run.step} reads {r!r} stage {stage} without holding it (no wait)",
-                                 (task, r))
-            obj = self.content[self._key(r, stage)]
-            for t, cpc, left in s.copies:
-                if obj & self.code[t][cpc].land[1]:
-                    total = self.code[t][cpc].act.tx
-                    return Violation("read_before_write",
-                                     f"task {task!r}: {run.step} reads {r!r} stage {stage} (round {rnd}) while the copy of "
-                                     f"task {self.tasks[t]!r} into it is still landing ({left} of {total} bytes to come)",
-                                     (task, r, self.tasks[t]))
-            for j in range(self.T):
-                if j != a and (self.roots[r], stage) in self.producing[j][s.pcs[j]]:
-                    return Violation("read_before_write",
-                                     f"task {task!r}: {run.step} reads {r!r} stage {stage} while task "
-                                     f"{self.tasks[j]!r} is still writing it (before its commit)", (task, r, self.tasks[j]))
-            written = s.data[self.wid[(r, stage)]]
-            if written < rnd:
-                return Violation("read_before_write",
-                                 f"task {task!r}: {run.step} reads {r!r} stage {stage} for round {rnd}, but its producer "
-                                 f"has written only up to round {written}", (task, r))
-            if written > rnd:
-                return Violation("write_while_held",
-                                 f"task {task!r}: {run.step} reads {r!r} stage {stage} for round {rnd}, but round "
-                                 f"{written} has already overwritten it", (task, r))
-        return None
-
-    def _check_write(self, s: State, a: int, run: StepRun) -> Violation | None:
-        task, r, stage, rnd = self.tasks[a], run.write, run.stage, run.round
-        buf = self.roots[r]
-        key = (buf, stage)
-        obj = self.content[key]
-        for j in range(self.T):
-            if j == a:
-                continue
-            for r2, s2 in self.held[j][s.pcs[j]]:
-                if s2 == stage and self.roots[r2] == buf:
-                    return Violation("write_while_held",
-                                     f"task {task!r}: {run.step} writes {r!r} stage {stage} (round {rnd}) while task "
-                                     f"{self.tasks[j]!r} still holds {r2!r} stage {stage}"
-                                     + (" (the same buffer)" if r2 != r else ""), (task, r, self.tasks[j]))
-            if key in self.producing[j][s.pcs[j]]:
-                return Violation("write_while_held",
-                                 f"task {task!r}: {run.step} writes {r!r} stage {stage} while task {self.tasks[j]!r} "
-                                 f"is writing the same buffer stage", (task, r, self.tasks[j]))
-        for t, cpc, left in s.copies:
-            if obj & self.code[t][cpc].land[1]:
-                return Violation("write_while_held",
-                                 f"task {task!r}: {run.step} writes {r!r} stage {stage} (round {rnd}) while the copy of "
-                                 f"task {self.tasks[t]!r} ({self.code[t][cpc].run.step}) into the same buffer stage "
-                                 f"is still landing", (task, r, self.tasks[t]))
-        if rnd > 0:
-            for r2 in run.written:
-                for j in self.consumers.get(r2, ()):
-                    done = self.released[j][s.pcs[j]].get((r2, stage), 0)
-                    if done < rnd:
-                        return Violation("write_while_held",
-                                         f"task {task!r}: {run.step} writes {r2!r} stage {stage} for round {rnd} before "
-                                         f"task {self.tasks[j]!r} released round {rnd - 1} of it", (task, r2, self.tasks[j]))
-        return None
-
-    # -- terminal states --------------------------------------------------------------------
+    # -- checks (violations.py) ------------------------------------------------------------
     def terminal(self, s: State) -> Violation | None:
         """The verdict of a state with no transition: None when every task finished cleanly."""
-        stuck = [i for i in range(self.T) if s.pcs[i] < len(self.code[i])]
-        if stuck:
-            parts = []
-            for i in stuck:
-                ins = self.code[i][s.pcs[i]]
-                act = ins.act
-                bar = s.bars[act.slot]
-                parts.append(f"task {self.tasks[i]!r} waits in {ins.run.step} on {self._slot(act)} for parity "
-                             f"{act.parity} (round {act.round}, iteration {ins.run.iteration}); that barrier is in phase "
-                             f"{bar.phase} with {bar.pending} of {self.counts[act.slot]} arrivals pending, tx {bar.tx}")
-            return Violation("deadlock", "; ".join(parts), tuple(self.tasks[i] for i in stuck))
-        for (r, stage), w in self.wid.items():
-            written = s.data[w]
-            for j in self.consumers.get(r, ()):
-                done = self.released[j][s.pcs[j]].get((r, stage), 0)
-                if written + 1 > done:
-                    return Violation("unbalanced",
-                                     f"every task finished, but {r!r} stage {stage} was written {written + 1} time(s) and "
-                                     f"task {self.tasks[j]!r} released it {done} time(s): the tasks' loops do not match",
-                                     (r, self.tasks[j]))
-        return None
+        return terminal(self, s)
 
     # -- horizons (for the reduction) -------------------------------------------------------
-    def horizon(self, s: State, y: int, outside_w: int, copy_bytes: dict, inside_arrivals: int = 0
-                ) -> tuple[int, int, int]:
+    def horizon(self, s: State, y: int, outside_w: int, copy_bytes: dict) -> tuple[int, int, int]:
         """(reads, writes, adds) of everything task ``y`` can do before it reaches a wait that
         stays blocked while only agents outside the stubborn set move.
 
         ``outside_w``: writes and adds of the other outside *tasks*; ``copy_bytes``: slot -> bytes
-        the outside copies in flight may still land on it; ``inside_arrivals``: round bits of the
-        arrivals the set's agents still have to make.  A wait that has not passed stays blocked if
-
-        (a) no other outside task and nothing ``y`` does before it touches its slot, and the
-            outside copies cannot complete the phase: arrivals are pending (copies never
-            arrive), or tx is not in (0, bytes they can land] (landing only lowers tx); or
-        (b) the arrivals of the slot's current round add up to its init count and an agent in
-            the set still has one of them to make: pending cannot reach 0 without it (an arrival
-            of another round is a violation), so the phase cannot complete.
-        """
+        the outside copies in flight may still land on it.  A wait that has not passed stays
+        blocked if no other outside task and nothing ``y`` does before it touches its slot, and
+        the outside copies cannot complete the phase: arrivals are pending (a copy never
+        arrives), or tx is outside (0, the bytes they can land] (landing only lowers tx)."""
         pc = s.pcs[y]
         bars = s.bars
-        counted, round_bit = self.counted, self.round_bit
-        info = self.wait_info[y]
-        for k, slot, parity, mask in info[bisect_left(self.waits[y], pc):]:
+        for k, slot, parity, mask in self.wait_info[y][bisect_left(self.waits[y], pc):]:
             pending, tx, phase = bars[slot]
-            if (phase & 1) != parity:  # passes now
-                continue
-            key = (slot, phase)
-            if key in counted and inside_arrivals & round_bit[key]:
-                return self.tables[y].query(pc, k)
-            if outside_w & mask:
+            if (phase & 1) != parity or outside_w & mask:  # passes now, or may be made to pass
                 continue
             r, w, a = self.tables[y].query(pc, k)
             if (w | a) & mask:

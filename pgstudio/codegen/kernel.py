@@ -31,6 +31,7 @@ from ..model.kinds import AsyncProducerOp, OpKind
 from ..model.resource import Memory
 from ..analysis.protocol import ONE
 from ._writer import Writer
+from .instrument import Instrument, Stamps
 from .ptx import DRAIN_NS, PRELUDE, RECORD_INTS
 from .source import KernelParam, KernelSource
 from .stream import StreamPlan, TaskCode, is_mma_design, plan_stream
@@ -38,7 +39,7 @@ from .stream import StreamPlan, TaskCode, is_mma_design, plan_stream
 #: Architectures the generated source is meant for (one cubin each).
 ARCHES = ("sm_90a", "sm_100a")
 #: Tuning knobs emit() accepts, with their allowed values (first = default).
-TUNING = {"store": ("wb", "cs")}
+TUNING = {"store": ("wb", "cs"), "load_hint": ("none", "evict_first")}
 
 _C_WORDS = frozenset("""auto break case char const continue default do double else enum extern float for goto if
 inline int long register restrict return short signed sizeof static struct switch typedef union unsigned void
@@ -63,11 +64,14 @@ def _gemm_emitter():
 
 
 def emit(design: Design, *, arch: str = "sm_90a", validate: bool = True, watchdog: bool = True,
-         tuning: Mapping[str, Any] | None = None, **gemm_options: Any) -> KernelSource:
+         tuning: Mapping[str, Any] | None = None, instrument: Instrument | None = None,
+         **gemm_options: Any) -> KernelSource:
     """The warp-specialised kernel of ``design``.
 
     ``validate=False`` skips ``design.validate()`` (to build deliberately wrong kernels, e.g.
-    for watchdog tests).  ``tuning`` picks streaming code variants (``TUNING``).  MMA designs are
+    for watchdog tests).  ``tuning`` picks streaming code variants (``TUNING``).  ``instrument``
+    (an ``Instrument``) builds a kernel that stamps every step of a sample of blocks
+    (``codegen.instrument``; streaming designs only).  MMA designs are
     handed to ``pgstudio.codegen.gemm.emit_gemm(design, arch=..., **gemm_options)`` when that
     module exists; other designs the generator cannot build raise ``CompileError`` saying why.
     """
@@ -81,6 +85,8 @@ def emit(design: Design, *, arch: str = "sm_90a", validate: bool = True, watchdo
     if validate:
         design.validate().raise_if_errors()
     if is_mma_design(design):
+        if instrument is not None:
+            raise CompileError(f"instrumented builds cover streaming designs; {design.name!r} is an MMA design")
         gemm = _gemm_emitter()
         if gemm is None:
             raise CompileError(f"cannot generate a kernel for design {design.name!r}: it uses MMA (tensor memory / "
@@ -91,12 +97,15 @@ def emit(design: Design, *, arch: str = "sm_90a", validate: bool = True, watchdo
         raise CompileError(f"options {', '.join(sorted(gemm_options))} apply to MMA designs only; "
                            f"{design.name!r} is a streaming design")
     plan = plan_stream(design)
-    return _Kernel(plan, arch, watchdog, {k: knobs.get(k, vals[0]) for k, vals in TUNING.items()}).source()
+    return _Kernel(plan, arch, watchdog, {k: knobs.get(k, vals[0]) for k, vals in TUNING.items()},
+                   instrument).source()
 
 
 class _Kernel:
-    def __init__(self, plan: StreamPlan, arch: str, watchdog: bool, tuning: dict[str, Any]) -> None:
+    def __init__(self, plan: StreamPlan, arch: str, watchdog: bool, tuning: dict[str, Any],
+                 instrument: Instrument | None = None) -> None:
         self.p = plan
+        self.ins = Stamps(plan, instrument) if instrument is not None else None
         self.arch = arch
         self.watchdog = watchdog
         self.tuning = tuning
@@ -116,6 +125,8 @@ class _Kernel:
               f"{p.smem.barrier_bytes} B barriers); target {self.arch}")
         w.add(PRELUDE.strip("\n"))
         w.add(p.dtype.helpers.strip("\n"))
+        if self.ins:
+            w.add(self.ins.prelude())
         w.add("")
         w.add(f"#define PG_TILE {p.tile_elems}")
         w.add(f"#define PG_ES {p.dtype.size}")
@@ -136,6 +147,7 @@ class _Kernel:
         self._kernel()
         params = [KernelParam(cname(n), "ptr", p.dtype.name, n) for n, _ in p.tensors]
         params += [KernelParam("pg_n", "i64"), KernelParam("pg_rec", "watchdog"), KernelParam("pg_budget_ns", "u64")]
+        params += [self.ins.param] if self.ins else []
         meta = (
             ("kind", "stream"), ("dtype", p.dtype.name), ("tile_elems", p.tile_elems), ("vec", p.dtype.vec),
             ("tensors", p.tensors), ("sites", tuple(self.sites)), ("record_ints", RECORD_INTS),
@@ -143,7 +155,7 @@ class _Kernel:
             ("tasks", tuple((t.task.name, t.task.warp_idx, t.task.num_warps) for t in p.tasks)),
             ("num_elements", int(d.problem_dict.get("num_elements", 1 << 24))),
             ("tuning", tuple(sorted(self.tuning.items()))), ("watchdog", self.watchdog),
-        )
+        ) + ((self.ins.meta(),) if self.ins else ())
         return KernelSource(d.name, w.text(), self.entry, p.smem.total_bytes, (p.threads, 1, 1), None,
                             tuple(params), tuple(w.map), self.arch, ("-std=c++17",), meta)
 
@@ -151,6 +163,7 @@ class _Kernel:
         p, w = self.p, self.w
         args = [f"{'const ' if not out else ''}{p.dtype.c_type}* __restrict__ {cname(n)}" for n, out in p.tensors]
         args += ["const long long pg_n", "int* __restrict__ pg_rec", "const u64 pg_budget_ns"]
+        args += [self.ins.c_arg] if self.ins else []
         head = f'extern "C" __global__ void __launch_bounds__({p.threads}) {self.entry}(\n    ' + \
                ",\n    ".join(args) + ") {"
         with w.block(head, "kernel entry"):
@@ -191,7 +204,11 @@ class _Kernel:
                       f"{c.stages} stages", f"cursor {c.name}")
             if copies:
                 w.add("bool pg_ok = true;")
+                if self.tuning["load_hint"] == "evict_first":
+                    w.add("const u64 pg_policy = pg_policy_evict_first();  // inputs are read once")
             w.add("long long pg_it = 0;")
+            if self.ins:
+                self.ins.task_begin(w, tc)
             loop = "for (long long pg_tile = blockIdx.x; pg_tile < pg_num_tiles; pg_tile += gridDim.x, ++pg_it) {"
             with w.block(loop, f"task {t.name}: domain_loop(0, num_tiles, 1)"):
                 w.add("const long long pg_base = pg_tile * PG_TILE;")
@@ -201,6 +218,8 @@ class _Kernel:
                     w.add("const u32 pg_copy_bytes = (u32)pg_vecs << 4;")
                 for s in steps:
                     self._step(tc, s)
+            if self.ins:
+                self.ins.task_end(w)
             if copies:
                 w.add("if (!pg_ok) pg_drain(PG_DRAIN_NS);  // aborting: let issued copies land before exiting")
             w.add("return;")
@@ -214,9 +233,13 @@ class _Kernel:
     def _step(self, tc: TaskCode, rs) -> None:
         w, step = self.w, rs.step
         w.add(f"// {step}", f"{tc.task.name}: {step}")
+        if self.ins:
+            self.ins.step_begin(w, rs)
         for a in rs.actions:
             slot = self._slot(a.set, a.cursor)
             if a.verb == "wait":
+                if self.ins:
+                    self.ins.probe(w, slot, f"{self.cur[a.cursor]}_p")
                 site = len(self.sites)
                 line = w.next_line
                 self.sites.append((site, tc.task.name, a.set, str(step), line))
@@ -247,6 +270,8 @@ class _Kernel:
             v = self.cur[c]
             stages = tc.plan.cursor(c).stages
             w.add(f"if (++{v}_i == {stages}) {{ {v}_i = 0; {v}_p ^= 1u; }}")
+        if self.ins:
+            self.ins.step_end(w)
 
     def _tx_multiple(self, nbytes: int) -> int:
         if nbytes % self.p.tile_bytes:
@@ -271,7 +296,10 @@ class _Kernel:
         target = rs.step.target
         src = cname(self.p.exprs[target].operands[0])
         dst = f"pg_smem_base + {self._stage_addr(target, rs.cursor)}"
-        self.w.add(self._one(tc, f"if (pg_copy_bytes) pg_bulk_g2s({dst}, {src} + pg_base, pg_copy_bytes, {slot});"))
+        hint = self.tuning["load_hint"] != "none"
+        call = f"pg_bulk_g2s_hint({dst}, {src} + pg_base, pg_copy_bytes, {slot}, pg_policy)" if hint else \
+            f"pg_bulk_g2s({dst}, {src} + pg_base, pg_copy_bytes, {slot})"
+        self.w.add(self._one(tc, f"if (pg_copy_bytes) {call};"))
 
     def _operand(self, tc: TaskCode, name: str, vec: str) -> str:
         """A uint4 expression: 16 bytes of ``name`` at vector ``vec`` of the current tile."""

@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import _figure, style
+from . import _figure, _legend, _shapes, style
 
 CELL_IN = 0.68  # inches per cell (and per vertical unit)
 CELL_H = 0.8
@@ -110,7 +110,7 @@ def _draw_rows(ax: Any, layout: Any, rows: list[_Row], top: float, label_w: floa
 
     Artists carry SVG ids (``gid``) prefixed by ``panel``: ``slots-<k>`` (the cells, one patch
     per stage and role colour), ``slot-<i>`` (a cell's text), ``offset-<i>``, ``set-<name>``,
-    ``arrive-<name>``, ``wait-<name>``, ``row-<owner>``."""
+    ``tasks-<name>`` (its arrive and wait lines), ``row-<owner>``."""
 
     with_tasks = any(s.arrivers or s.waiters for s in layout.sets)
     rh = _row_height(with_tasks)
@@ -138,11 +138,9 @@ def _draw_rows(ax: Any, layout: Any, rows: list[_Row], top: float, label_w: floa
             ax.text(cx, by + 0.05, _set_label(s), ha="center", va="bottom", fontsize=FS_SET, fontweight="bold",
                     color=colour, gid=f"{panel}set-{s.name}")
             if with_tasks:
-                arrive, wait = _task_lines(s)
-                ax.text(cx, by + 0.5, arrive, ha="center", va="bottom", fontsize=FS_TASK, color=style.INK,
-                        gid=f"{panel}arrive-{s.name}")
-                ax.text(cx, by + 0.29, wait, ha="center", va="bottom", fontsize=FS_TASK, color=style.MUTED,
-                        gid=f"{panel}wait-{s.name}")
+                # one text for both lines: each text object costs as much to draw as its lines
+                ax.text(cx, by + 0.29, "\n".join(_task_lines(s)), ha="center", va="bottom", fontsize=FS_TASK,
+                        color=style.INK, linespacing=1.35, gid=f"{panel}tasks-{s.name}")
             for stage in range(s.stages):
                 slot = layout.slots[s.first + stage]
                 key = (style.stage_colour(slot.stage), colour)
@@ -152,12 +150,13 @@ def _draw_rows(ax: Any, layout: Any, rows: list[_Row], top: float, label_w: floa
                 ax.text(x + stage + 0.04, cells_top - CELL_H - 0.06, str(slot.offset), ha="left", va="top",
                         fontsize=FS_OFFSET, color=style.MUTED, gid=f"{panel}offset-{slot.index}")
             # the byte-offset axis under the cells
-            lines.setdefault((style.MUTED, 0.6), []).append([(x, cells_top - CELL_H), (x + s.stages, cells_top - CELL_H)])
+            axis_y = cells_top - CELL_H
+            lines.setdefault((style.MUTED, 0.6), []).append([(x, axis_y), (x + s.stages, axis_y)])
         y -= rh
     for (colour, width), segments in lines.items():
         ax.add_collection(LineCollection(segments, colors=colour, linewidths=width, capstyle="butt"), autolim=False)
     for k, ((face, edge), rects) in enumerate(cells.items()):
-        _figure.add_rects(ax, rects, facecolor=face, edgecolor=edge, linewidth=1.6, gid=f"{panel}slots-{k}")
+        _shapes.add_rects(ax, rects, facecolor=face, edgecolor=edge, linewidth=1.6, gid=f"{panel}slots-{k}")
     return y
 
 
@@ -165,7 +164,7 @@ def _legend_items(layouts: list) -> list[tuple[str, dict]]:
     stages = max((s.stages for lay in layouts for s in lay.sets), default=0)
     items = [(f"{role} barrier ({side} arrives)", {"facecolor": "white", "edgecolor": style.ROLE[role], "linewidth": 2})
              for role, side in (("full", "producer"), ("empty", "consumer"))]
-    return items + _figure.stage_items(stages)
+    return items + _legend.stage_items(stages)
 
 
 CAPTION = ("each cell is one 8-byte mbarrier: stage, init arrive count, tx bytes per phase; "
@@ -202,7 +201,7 @@ def _draw_strips(ax: Any, panels: list, y: float, x0: float, width: float) -> fl
         y -= MINI + 0.18
     for role, rects in by_role.items():
         if rects:
-            _figure.add_rects(ax, rects, facecolor=style.ROLE[role], edgecolor="white", linewidth=0.6,
+            _shapes.add_rects(ax, rects, facecolor=style.ROLE[role], edgecolor="white", linewidth=0.6,
                               gid=f"strips-{role}")
     return y
 
@@ -219,7 +218,7 @@ def _compose(panels: list, title: str, max_cells: int, strips: bool = False) -> 
     strip_h = (len(panels) * (MINI + 0.18) + 0.2) if strips else 0.0
     body = sum(heights) + head * len(panels) + strip_h
     items = _legend_items([lay for _, lay, _ in panels])
-    legend_in = _figure.legend_height(items, width_in)
+    legend_in = _legend.legend_height(items, width_in)
     fig = _figure.new_figure(width_in, body * CELL_IN + TITLE_IN + legend_in)
     fh = fig.get_figheight()
     ax = fig.add_axes((0, legend_in / fh, 1, 1 - (TITLE_IN + legend_in) / fh))
@@ -238,7 +237,7 @@ def _compose(panels: list, title: str, max_cells: int, strips: bool = False) -> 
             ax.plot([0.1, width_in / CELL_IN - 0.1], [y + 0.05] * 2, color="#D5D8DC", lw=0.8)
     fig.text(0.01, 1 - 0.08 / fh, title, ha="left", va="top", fontsize=11, fontweight="bold", color=style.INK)
     fig.text(0.01, 1 - 0.32 / fh, CAPTION, ha="left", va="top", fontsize=7, color=style.MUTED)
-    _figure.add_legend(fig, items)
+    _legend.add_legend(fig, items)
     return fig
 
 

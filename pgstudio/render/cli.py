@@ -86,6 +86,10 @@ def cmd_render(args: argparse.Namespace) -> int:
         if getattr(args, flag) < 1:
             raise PgStudioError(f"--{flag} is {getattr(args, flag)}, expected at least 1")
     design = load_design(args.design)
+    names = [x.name for x in (*design.resources, *design.groups, *design.tasks)]
+    if args.highlight and args.highlight not in names:
+        raise PgStudioError(f"--highlight {args.highlight!r} names no resource, group or task of design "
+                            f"{design.name!r}; names: {', '.join(names)}")
     written, notes = write_pictures(design, Path(args.out), iterations=args.iterations, inner=args.inner,
                                     png=not args.no_png, highlight=args.highlight)
     for path in written:

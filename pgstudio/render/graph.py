@@ -21,7 +21,7 @@ Call ``.pipe(format="svg")`` on the result, or display it in a notebook.
 from __future__ import annotations
 
 from html import escape
-from typing import Any, Iterable
+from typing import Any
 
 from . import style
 from ._graphviz import select

@@ -1,14 +1,18 @@
-"""A ``Timeline`` (simulated or measured) as a picture: one lane per task (matplotlib).
+"""A ``Timeline`` (simulated, measured, or a checker's witness) as a picture (matplotlib).
 
+* one lane per task, labelled with its warp range and the time it spent blocked; a copy lane
+  (``<task>.tma``) stacks the bulk copies in flight on sub-rows;
 * work (load / store / mma / read) is a bar in the colour of its pipeline stage, the same
   stage colours as the barrier picture;
 * barrier operations (acquire, commit, wait, release) are thin grey ticks under the work;
 * time spent **blocked** is hatched in the colour of the barrier's role (full blue: a consumer
   waiting for data; empty orange: a producer waiting for a free stage) and labelled with the
   barrier set and stage it waits on, where the bar is wide enough;
-* arrivals are small triangles above the lane of the task that arrived;
-* a lower panel has one row per barrier set with a diamond at each phase flip: filled when
-  phase 1 completed, hollow for phase 0, face in the stage colour.
+* arrivals are small triangles above the bars of the task that arrived;
+* a lower panel has one row per barrier set with a diamond at each phase flip: face in the
+  stage colour when phase 1 completed, white for phase 0;
+* a deadlock (simulator) or a violation (checker witness) is stated in red under the title;
+  a witness counts steps instead of nanoseconds and the axes say so.
 
 ``iterations=(first, last)`` zooms onto a window of iterations; ``time=(t0, t1)`` onto a span.
 """
@@ -17,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import _figure, style
+from . import _figure, _legend, _shapes, style
 
 LANE_IN, FLIP_ROW_IN = 0.62, 0.2
 WIDTH_IN = 11.0
@@ -25,13 +29,30 @@ TITLE_IN = 0.55
 FS = 7.0
 
 
-def _lane_label(name: str, tasks: dict, blocked_ns: float | None = None) -> str:
+def units(timeline: Any) -> str:
+    """The time unit of a timeline: ns (simulated, measured) or steps (a checker witness)."""
+    unit = str(dict(timeline.meta).get("unit", "ns"))
+    return {"step": "steps"}.get(unit, unit)
+
+
+def problem(timeline: Any) -> str:
+    """What went wrong in this run, in one line ("" when nothing did)."""
+    meta = dict(timeline.meta)
+    if meta.get("status") == "deadlock":
+        stuck = list(meta.get("stuck", ()))
+        return "DEADLOCK: " + ("; ".join(stuck[:3]) + (" ..." if len(stuck) > 3 else "") if stuck else "stuck")
+    if meta.get("violation"):
+        return f"{str(meta['violation']).upper()}: {meta.get('message', '')}"
+    return ""
+
+
+def _lane_label(name: str, tasks: dict, blocked_ns: float | None = None, unit: str = "ns") -> str:
     lines = [name]
     if name in tasks:
         warp, n = tasks[name]
         lines.append(f"warp {warp}" if n == 1 else f"warps {warp}..{warp + n - 1}")
     if blocked_ns:
-        lines.append(f"blocked {blocked_ns:.0f} ns")
+        lines.append(f"blocked {blocked_ns:.0f} {unit}")
     return "\n".join(lines)
 
 
@@ -121,7 +142,7 @@ def sub_rows(events: list) -> tuple[dict[int, int], int]:
 
 
 #: Most labels one timeline draws (each costs about half a millisecond to lay out); zoom for more.
-MAX_LABELS = 60
+MAX_LABELS = 50
 BAR_TOP, BAR_H = -0.3, 0.45
 
 
@@ -165,16 +186,16 @@ def _draw_lanes(ax: Any, events: tuple, row: dict[str, int], ns_per_in: float) -
         elif e.kind == ARRIVE:
             arrivals[style.role_of(e.barrier or "full")].append((e.start, y - 0.37))
     for k, (face, rects) in enumerate(work.items()):
-        _figure.add_rects(ax, rects, facecolor=face, edgecolor=style.MUTED, linewidth=0.5, gid=f"work-{k}")
+        _shapes.add_rects(ax, rects, facecolor=face, edgecolor=style.MUTED, linewidth=0.5, gid=f"work-{k}")
     if sync:
-        _figure.add_rects(ax, sync, facecolor=style.SYNC, edgecolor="none", gid="sync")
+        _shapes.add_rects(ax, sync, facecolor=style.SYNC, edgecolor="none", gid="sync")
     for role, rects in blocked.items():
         if rects:
-            _figure.add_rects(ax, rects, facecolor="white", edgecolor=style.ROLE[role], hatch="////",
+            _shapes.add_rects(ax, rects, facecolor="white", edgecolor=style.ROLE[role], hatch="////",
                               linewidth=0.8, gid=f"blocked-{role}")
     for role, points in arrivals.items():  # a down-pointing triangle 0.07 in wide above the bars
         if points:
-            _figure.add_markers(ax, points, "v", 0.07 * ns_per_in, -0.12, facecolor=style.ROLE[role],
+            _shapes.add_markers(ax, points, "v", 0.07 * ns_per_in, -0.12, facecolor=style.ROLE[role],
                                 edgecolor="none", zorder=3, gid=f"arrivals-{role}")
     _draw_labels(ax, labels, ns_per_in)
 
@@ -209,7 +230,7 @@ def _draw_labels(ax: Any, labels: list, ns_per_in: float) -> None:
         ax.text(mid, y, text, ha="center", va="center", fontsize=fs, color=colour, zorder=4)
         drawn += 1
     if backs:  # one patch for all of them: a text bbox each costs more than the text
-        _figure.add_rects(ax, backs, facecolor="white", edgecolor="none", alpha=0.85, zorder=3.5, gid="label-backs")
+        _shapes.add_rects(ax, backs, facecolor="white", edgecolor="none", alpha=0.85, zorder=3.5, gid="label-backs")
 
 
 def _draw_flips(fax: Any, events: tuple, flip_sets: list[str], ns_per_in: float) -> None:
@@ -224,7 +245,7 @@ def _draw_flips(fax: Any, events: tuple, flip_sets: list[str], ns_per_in: float)
             face = style.stage_colour(e.stage) if e.phase == 1 else "#FFFFFF"
             groups.setdefault((face, style.role_colour(e.barrier)), []).append((e.start, frow[e.barrier]))
     for k, ((face, edge), points) in enumerate(groups.items()):
-        _figure.add_markers(fax, points, "D", 0.1 * ns_per_in, 0.1 / FLIP_ROW_IN, facecolor=face, edgecolor=edge,
+        _shapes.add_markers(fax, points, "D", 0.1 * ns_per_in, 0.1 / FLIP_ROW_IN, facecolor=face, edgecolor=edge,
                             linewidth=1.0, zorder=3, gid=f"flips-{k}")
     fax.set_ylim(len(flip_sets) - 0.5, -0.5)
     _row_labels(fax, flip_sets, [f"fliprow-{b}" for b in flip_sets], 6.5, [style.role_colour(b) for b in flip_sets])
@@ -236,8 +257,7 @@ def _titles(fig: Any, timeline: Any, events: tuple, lanes: int, iterations: Any,
     from ..analysis.timeline import BLOCKED
 
     fh = fig.get_figheight()
-    meta = dict(timeline.meta)
-    unit = meta.get("unit", "ns")
+    unit = units(timeline)
     window = f", iterations {iterations[0]}..{iterations[1]}" if iterations else ""
     fig.text(0.01, 1 - 0.08 / fh, f"{timeline.design}: {timeline.source} timeline{window}", ha="left", va="top",
              fontsize=11, fontweight="bold", color=style.INK)
@@ -247,15 +267,12 @@ def _titles(fig: Any, timeline: Any, events: tuple, lanes: int, iterations: Any,
            f"{timeline.period():.1f} {unit} per iteration; {blocked:.0f} {unit} blocked {where}; "
            "hatched labels name the barrier set [stage] waited on")
     fig.text(0.01, 1 - 0.32 / fh, sub, ha="left", va="top", fontsize=7.5, color=style.MUTED)
-    problem = ""
-    if meta.get("status") == "deadlock":
-        stuck = list(meta.get("stuck", ()))
-        problem = "DEADLOCK: " + ("; ".join(stuck[:3]) + (" ..." if len(stuck) > 3 else "") if stuck else "stuck")
-    elif meta.get("violation"):
-        problem = f"{str(meta['violation']).upper()}: {meta.get('message', '')}"
-    if problem:
-        fig.text(0.99, 1 - 0.08 / fh, problem[:160], ha="right", va="top", fontsize=8.5, fontweight="bold",
-                 color=style.SEVERITY["error"])
+    wrong = problem(timeline)
+    if wrong:
+        room = int((fig.get_figwidth() - 0.2) / _figure.text_width_in("x", 8))
+        wrong = wrong if len(wrong) <= room else wrong[:room - 3] + "..."
+        fig.text(0.01, 1 - 0.52 / fh, wrong, ha="left", va="top", fontsize=8, fontweight="bold",
+                 color=style.SEVERITY["error"], gid="problem")
 
 
 def timeline_figure(timeline: Any, *, iterations: tuple[int, int] | None = None,
@@ -277,13 +294,16 @@ def timeline_figure(timeline: Any, *, iterations: tuple[int, int] | None = None,
     pad = (t1 - t0) * 0.01
 
     items = _legend_items(max((e.stage + 1 for e in tl.events), default=0), bool(flip_sets))
-    legend_in = _figure.legend_height(items, width)
+    legend_in = _legend.legend_height(items, width)
     lanes_in = max(len(lanes), 1) * LANE_IN
     flips_in = (len(flip_sets) * FLIP_ROW_IN + 0.35) if flip_sets else 0.0
     axis_in = 0.45
-    fig = _figure.new_figure(width, TITLE_IN + lanes_in + flips_in + axis_in + legend_in)
+    title_in = TITLE_IN + (0.22 if problem(timeline) else 0.0)
+    unit = units(timeline)
+    fig = _figure.new_figure(width, title_in + lanes_in + flips_in + axis_in + legend_in)
     fh = fig.get_figheight()
-    label_in = max([_figure.text_width_in(line, 8) for n in lanes for line in _lane_label(n, tasks, 1e6).split("\n")]
+    label_lines = [line for n in lanes for line in _lane_label(n, tasks, 1e6, unit).split("\n")]
+    label_in = max([_figure.text_width_in(line, 8) for line in label_lines]
                    + [_figure.text_width_in(b, 6.5) for b in flip_sets] + [0.8]) + 0.25
     left, right = label_in / width, 1 - 0.2 / width
     ns_per_in = (t1 - t0 + 2 * pad) / ((right - left) * width)
@@ -296,9 +316,9 @@ def timeline_figure(timeline: Any, *, iterations: tuple[int, int] | None = None,
         ax.text(0.5, 0.5, "no events in this window", transform=ax.transAxes, ha="center", va="center",
                 fontsize=9, color=style.MUTED)
     lane_blocked = {n: sum(e.duration for e in events if e.task == n and e.kind == BLOCKED) for n in lanes}
-    _row_labels(ax, [_lane_label(n, tasks, lane_blocked[n]) for n in lanes], [f"lane-{n}" for n in lanes], 8)
-    for i in range(1, len(lanes)):
-        ax.axhline(i - 0.5, color="#D5D8DC", lw=0.6)
+    _row_labels(ax, [_lane_label(n, tasks, lane_blocked[n], unit) for n in lanes], [f"lane-{n}" for n in lanes], 8)
+    if len(lanes) > 1:  # lane separators: one artist for all
+        ax.hlines([i - 0.5 for i in range(1, len(lanes))], t0 - pad, t1 + pad, colors="#D5D8DC", linewidths=0.6)
     _draw_lanes(ax, events, {name: i for i, name in enumerate(lanes)}, ns_per_in)
 
     panels = [ax]
@@ -306,10 +326,10 @@ def timeline_figure(timeline: Any, *, iterations: tuple[int, int] | None = None,
         fax = fig.add_axes((left, bottom, right - left, (len(flip_sets) * FLIP_ROW_IN) / fh), sharex=ax)
         _draw_flips(fax, events, flip_sets, ns_per_in)
         panels.append(fax)
-    _time_grid(panels, t0 - pad, t1 + pad, dict(timeline.meta).get("unit", "ns"))
+    _time_grid(panels, t0 - pad, t1 + pad, unit)
 
     _titles(fig, timeline, events, len(lanes), iterations, time)
-    _figure.add_legend(fig, items)
+    _legend.add_legend(fig, items)
     return fig
 
 

@@ -40,3 +40,11 @@ def require_gpu() -> None:
     if n == 0:
         raise GpuUnavailable(f"no GPU is present ({why or 'CuPy sees no device'}); kernels can still be "
                              "compiled: pgstudio compile DESIGN.json")
+
+
+def sm_count() -> int:
+    """Multiprocessors of the current GPU."""
+    cp = cupy()
+    dev = cp.cuda.Device()
+    n = dev.attributes.get("MultiProcessorCount")
+    return int(n) if n else int(cp.cuda.runtime.getDeviceProperties(dev.id)["multiProcessorCount"])

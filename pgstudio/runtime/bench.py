@@ -188,16 +188,24 @@ def kernel_variant(design: Design, work: Workload, label: str, what: str, *, val
 
 def interleave(variants: list[Variant], *, rounds: int = 30, warmup: int = 3, progress: bool = True) -> None:
     """Time every variant once per round, round after round (each launch between two CUDA events);
-    fills ``Variant.times`` and checks the generated kernels' watchdogs afterwards."""
+    fills ``Variant.times`` and checks the generated kernels' watchdogs afterwards.
+
+    Each round starts with one untimed launch, so the GPU is busy while the timed launches are
+    queued (otherwise the first timed launch of a round would include the host's launch latency),
+    and the order rotates, so no variant is always first.
+    """
     cp = cupy()
     bar = _Progress(rounds * len(variants), progress)
     for v in variants:
         for _ in range(warmup):
             v.launch()
     try:
-        for _ in range(rounds):
+        for r in range(rounds):
+            k = r % len(variants)
+            order = variants[k:] + variants[:k]
+            order[-1].launch()  # untimed lead
             events = []
-            for v in variants:
+            for v in order:
                 s, e = cp.cuda.Event(), cp.cuda.Event()
                 s.record()
                 v.launch()

@@ -26,7 +26,7 @@ def to_float32(xp: Any, a: Any, dtype: str) -> Any:
         return a
     if dtype == "float16":
         return a.astype(xp.float32)
-    return (a.astype(xp.uint32) << 16).view(xp.float32)
+    return xp.left_shift(a.astype(xp.uint32), xp.uint32(16)).view(xp.float32)
 
 
 def from_float32(xp: Any, f: Any, dtype: str) -> Any:
@@ -36,7 +36,9 @@ def from_float32(xp: Any, f: Any, dtype: str) -> Any:
     if dtype == "float16":
         return f.astype(xp.float16)
     u = f.astype(xp.float32, copy=False).view(xp.uint32)
-    rounded = ((u + xp.uint32(0x7FFF) + ((u >> 16) & xp.uint32(1))) >> 16).astype(xp.uint16)
+    sixteen, one = xp.uint32(16), xp.uint32(1)
+    up = xp.add(xp.add(u, xp.uint32(0x7FFF)), xp.bitwise_and(xp.right_shift(u, sixteen), one))
+    rounded = xp.right_shift(up, sixteen).astype(xp.uint16)
     return xp.where(xp.isnan(f), xp.uint16(BF16_NAN), rounded)
 
 

@@ -21,7 +21,7 @@ from ..codegen.source import KernelSource
 from ..errors import PgStudioError
 from ..model.design import Design
 from . import data
-from ._cupy import cupy
+from ._cupy import cupy, sm_count
 from .compile import LoadedKernel, is_loaded, load
 from .reference import inputs as input_names
 from .reference import outputs as output_names
@@ -133,7 +133,7 @@ class Launcher:
         if src.smem_bytes > limit:
             raise PgStudioError(f"kernel {src.entry} needs {src.smem_bytes} B of shared memory per block, this GPU "
                                 f"allows {limit} B; use fewer or smaller stages")
-        self.sms = int(a["MultiProcessorCount"])
+        self.sms = sm_count()
         self.blocks_per_sm = int(blocks_per_sm or occupancy(self.lk))
         self.budget_ms = float(budget_ms)
         self.fixed_grid = grid

@@ -99,14 +99,14 @@ def compare(out: Any, ref: Any, dtype: str, tensor: str = "out") -> Check:
     """Compare stored ``out`` with the float32 ``ref`` (CuPy arrays of equal length)."""
     import numpy as np
 
-    from ._cupy import cupy
+    from ._cupy import cupy, sm_count
     from .compile import load
     cp = cupy()
     n = int(out.size)
     lk = load(_compare_source(dtype))
     acc = cp.zeros(2, dtype=cp.float64)
     counts = cp.array([0, 0, np.iinfo(np.uint64).max], dtype=cp.uint64)
-    sms = cp.cuda.Device().attributes["MultiProcessorCount"]
+    sms = sm_count()
     blocks = max(1, min(sms * 8, -(-n // 256)))
     lk.kernel((blocks,), (256,), (out, ref, np.int64(n), np.float32(RTOL[dtype]), np.float32(ATOL[dtype]), acc, counts))
     a, c = acc.get(), counts.get()

@@ -1,6 +1,7 @@
 """Turn a generated kernel's watchdog record into words and a ``KernelHangError``.
 
-The kernel writes (``codegen.ptx.RECORD``): which wait site gave up, the stage, the phase parity
+The kernel keeps (``codegen.ptx.RECORD``) the wait that began earliest among those that gave up:
+which wait site, the stage, the phase parity
 it waited for, the iteration, the block and thread, and how long it waited.  The wait site names
 the task, the barrier set and the schedule step (``KernelSource.info['sites']``); the set gives
 the slot (``first + stage``) and the arrive count it was initialised with.
@@ -45,7 +46,7 @@ def message(r: dict) -> str:
                 f"iteration {r['iteration']}); the record names no known wait site")
     tx = f" and {r['tx_bytes']} transaction bytes" if r.get("tx_bytes") else ""
     return (f"kernel {r['kernel']} of design {r['design']!r} hung: task {r['task']!r} waited "
-            f"{r['waited_ms']:.0f} ms on barrier {r['barrier']!r} slot {r.get('slot', '?')} "
+            f"{r['waited_ms']:.0f} ms (the earliest of the waits that gave up) on barrier {r['barrier']!r} slot {r.get('slot', '?')} "
             f"(stage {r['stage']}, phase parity {r['phase']}) at iteration {r['iteration']} in block {r['block']} "
             f"(thread {r['thread']}), step `{r['step']}` (generated line {r['line']}); that barrier completes a "
             f"phase after {r.get('arrive_count', '?')} arrivals{tx}: check that the tasks arriving on it "

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import ipywidgets as W
 
-from ..errors import CompileError, GpuUnavailable, KernelHangError, PgStudioError
+from ..errors import CompileError, GpuUnavailable, KernelHangError
 from ._snapshot import Unavailable, optional, optional_emit, rich_html
 
 if TYPE_CHECKING:
@@ -191,7 +191,7 @@ class BenchPane:
             except Unavailable:
                 has_gpu = True  # no probe: let the benchmark itself say GpuUnavailable
             if not has_gpu:
-                raise GpuUnavailable("no usable NVIDIA GPU (or no CuPy) in this kernel")
+                raise GpuUnavailable("CuPy sees no NVIDIA GPU in this Python process")
             kwargs = {"progress": False} if "progress" in inspect.signature(bench).parameters else {}
             results = bench(design, **kwargs)
         except Unavailable as exc:
@@ -199,8 +199,8 @@ class BenchPane:
             self._step(len(self.STEPS), "")
             return None
         except GpuUnavailable as exc:
-            self._log(f"<div class='pg-na'>no GPU here, so nothing was timed: {escape(str(exc))}. "
-                      f"The kernel compiled for {' and '.join(ARCHS)} above.</div>")
+            self._log(f"<div class='pg-na'>no GPU here, so nothing was timed ({escape(str(exc))}); "
+                      f"the CUDA kernel was compiled for {' and '.join(ARCHS)} above.</div>")
             self._step(len(self.STEPS), "")
             self.stage.value = "<span class='pg-note'>compiled only (no GPU)</span>"
             return None

@@ -3,7 +3,6 @@ re-deriving every schedule."""
 
 from __future__ import annotations
 
-from html import escape
 from typing import TYPE_CHECKING, Any
 
 import ipywidgets as W
@@ -27,13 +26,12 @@ class DesignEditor:
         self.sync = Sync()
         self.name = W.Text(continuous_update=False, layout=W.Layout(width="220px"))
         self.problem = W.Text(continuous_update=False, placeholder="num_tiles=64, num_k_tiles=8",
-                              layout=W.Layout(width="330px"))
+                              layout=W.Layout(width="100%", max_width="420px"))
         self.example = W.Dropdown(options=[BLANK, *examples.CANONICAL], layout=W.Layout(width="200px"))
         self.open = button("Open", self._open, icon="folder-open", tip="replace the design (undo brings it back)")
         self.ungroup = button("Ungroup", self._ungroup, tip="remove every group: per-resource barriers")
         self.derive = button("Derive every schedule", self._derive, icon="magic",
                              tip="replace attached @schedule functions by derived schedules")
-        self.summary = W.HTML()
         s = self.sync
         s.on(self.name, lambda v: self.studio.rename_design(v))
         s.on(self.problem, lambda v: self.studio.set_problem(v))
@@ -41,7 +39,6 @@ class DesignEditor:
             section("Design"),
             row("name", self.name),
             row("problem", self.problem, tip="symbols the schedules' domain loops use, e.g. num_tiles"),
-            self.summary,
             section("Start from"),
             row("example", self.example, self.open),
             section("Schedules"),
@@ -63,4 +60,3 @@ class DesignEditor:
         with self.sync():
             self.name.value = design.name
             self.problem.value = E.problem_text(design)
-        self.summary.value = f"<div class='pg-note'>{escape(design.summary())}</div>"

@@ -22,7 +22,8 @@ class EdgeEditor:
         self.list = W.Select(options=[], rows=9, layout=W.Layout(width="100%"))
         self.dep = W.Dropdown(options=[], layout=W.Layout(width="160px"))
         self.res = W.Dropdown(options=[], layout=W.Layout(width="160px"))
-        self.add = button("Add edge", self._add, icon="plus", tip="the second resource is computed from the first")
+        self.add = button("Add edge", self._add, icon="plus", tip="the second resource is computed from the first",
+                          width="110px")
         self.remove = button("Remove edge", self._remove, icon="trash")
         for widget, cls in ((self.list, "pg-edge-list"), (self.dep, "pg-edge-dep"), (self.res, "pg-edge-res")):
             widget.add_class(cls)
@@ -30,7 +31,7 @@ class EdgeEditor:
             section("Dependency edges"),
             W.HTML("<div class='pg-note'>An edge <b>a → b</b> says b is computed from a; one task must consume a "
                    "and produce b.</div>"),
-            self.list, self.remove,
+            self.list, W.HBox([self.remove]),
             row("new edge", self.dep, W.HTML("&nbsp;→&nbsp;"), self.res, self.add),
         ])
 

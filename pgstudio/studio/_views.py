@@ -7,7 +7,7 @@ their tab is opened (``lazy=False`` draws them all at once).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import ipywidgets as W
 

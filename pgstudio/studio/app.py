@@ -26,6 +26,7 @@ from ..model.derive import derive_design
 from ..model.design import Design
 from ..model.ungroup import ungrouped
 from . import _edits as E
+from . import _sweep
 from ._bench_pane import BenchPane
 from ._debounce import Debouncer
 from ._design_editor import DesignEditor
@@ -83,6 +84,7 @@ class Studio:
         self.diagnostics = DiagnosticsPane(self)
         self.bench = BenchPane(self)
         self.views = ViewPanes(self.bench.widget, lazy=lazy)
+        self.sweep = _sweep.attach(self)  # the Sweep tab (stages x bytes x groupings)
         header = W.HBox([W.VBox([self.title, self.status]),
                          W.HBox([self.undo_button, self.redo_button], layout=W.Layout(min_width="190px"))],
                         layout=W.Layout(justify_content="space-between", align_items="center"))

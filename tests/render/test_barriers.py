@@ -11,7 +11,8 @@ from matplotlib.colors import to_hex  # noqa: E402
 
 from pgstudio import barrier_layout, examples, ungrouped  # noqa: E402
 from pgstudio.render import style  # noqa: E402
-from pgstudio.render._figure import patch_rects, to_png, to_svg  # noqa: E402
+from pgstudio.render._figure import to_png, to_svg  # noqa: E402
+from pgstudio.render._shapes import patch_rects  # noqa: E402
 from pgstudio.render.barriers import CELL_H, barrier_figure, comparison_figure, layout_svg, owner_kind  # noqa: E402
 
 
@@ -59,10 +60,9 @@ def test_sets_are_labelled_with_their_arrivers_and_waiters():
     texts = _texts(barrier_figure(layout))
     for s in layout.sets:
         assert texts[f"set-{s.name}"] == f"{s.label} x{s.stages}"
-        assert texts[f"arrive-{s.name}"] == "arrive: " + ", ".join(s.arrivers)
-        assert texts[f"wait-{s.name}"] == "wait: " + ", ".join(s.waiters)
+        assert texts[f"tasks-{s.name}"] == f"arrive: {', '.join(s.arrivers)}\nwait: {', '.join(s.waiters)}"
     assert texts["set-ab.shared_full"] == f"shared_full x{layout.sets[0].stages}"
-    assert texts["arrive-ab.shared_full"] == "arrive: load_a, load_b"
+    assert texts["tasks-ab.shared_full"].startswith("arrive: load_a, load_b\n")
     assert texts["row-ab"] == "ab"
 
 
@@ -70,7 +70,7 @@ def test_a_group_alone_draws_without_task_lines():
     design = examples.merge_copy()
     fig = barrier_figure(design.group("ab"))
     texts = _texts(fig)
-    assert not any(k.startswith(("arrive-", "wait-")) for k in texts)
+    assert not any(k.startswith("tasks-") for k in texts)
     assert len(_cells(fig)) == 12
     assert owner_kind(list(barrier_layout(design.group("ab")).sets)) == "Merge group"
 

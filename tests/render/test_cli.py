@@ -68,3 +68,13 @@ def test_demo_hook_writes_the_pictures_of_each_design(tmp_path, monkeypatch):
     render_cli.demo_pictures("fork_copy", examples.fork_copy(), tmp_path)
     for stem in STEMS:
         assert (tmp_path / "fork_copy" / f"{stem}.svg").exists()
+
+
+def test_render_highlights_an_element_and_rejects_an_unknown_one(design_file, tmp_path, monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "pgstudio.analysis.simulate", None)
+    out = tmp_path / "pics"
+    assert cli.main(["render", str(design_file), "--out", str(out), "--no-png", "--highlight", "ab"]) == 0
+    assert "#F1C40F" in (out / "graph.svg").read_text().upper()  # the highlight colour
+    assert cli.main(["render", str(design_file), "--out", str(out), "--highlight", "nope"]) == 2
+    err = capsys.readouterr().err
+    assert "'nope' names no resource, group or task" in err and "smem_a" in err

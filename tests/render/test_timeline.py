@@ -11,7 +11,7 @@ from matplotlib.colors import to_hex  # noqa: E402
 
 from pgstudio.analysis.timeline import ARRIVE, BLOCKED, PHASE_FLIP, WORK, Event, Timeline  # noqa: E402
 from pgstudio.render import style  # noqa: E402
-from pgstudio.render._figure import patch_centres, patch_rects  # noqa: E402
+from pgstudio.render._shapes import patch_centres, patch_rects  # noqa: E402
 from pgstudio.render.timeline import BAR_H, BAR_TOP, blocked_labels, timeline_figure, timeline_svg  # noqa: E402
 
 
@@ -104,7 +104,8 @@ def test_arrivals_and_phase_flips_are_marked(hand_timeline):
     lane = {n: i for i, n in enumerate(tl.lanes)}
     for role in ("full", "empty"):
         (arrows,) = _patches(fig, f"arrivals-{role}")
-        want = sorted((e.start, lane[e.task]) for e in tl.events if e.kind == ARRIVE and style.role_of(e.barrier) == role)
+        want = sorted((e.start, lane[e.task]) for e in tl.events
+                      if e.kind == ARRIVE and style.role_of(e.barrier) == role)
         got = sorted((round(x, 6), round(y + 0.37)) for x, y in patch_centres(arrows, 3))
         assert got == [(round(x, 6), y) for x, y in want]
     flip_events = [e for e in tl.events if e.kind == PHASE_FLIP]
@@ -157,3 +158,21 @@ def test_empty_and_instant_only_timelines_draw():
                                                     iteration=0)])
     fig = timeline_figure(blocked_only)
     assert _boxes(_patches(fig, "blocked-empty")) == [(0.0, 10.0, 0)]
+
+
+def test_a_deadlock_or_a_witness_says_what_went_wrong_in_its_own_units(hand_timeline):
+    tl = hand_timeline(iterations=2)
+    plain = timeline_figure(tl)
+    assert not [t for t in plain.texts if t.get_gid() == "problem"]
+    stuck = Timeline(tl.design, tl.events, tl.tasks, "simulated",
+                     (("status", "deadlock"), ("stuck", ("load_a: acquire (wait ab.shared_empty[0])",))))
+    (line,) = [t for t in timeline_figure(stuck).texts if t.get_gid() == "problem"]
+    assert line.get_text() == "DEADLOCK: load_a: acquire (wait ab.shared_empty[0])"
+    assert to_hex(line.get_color()) == style.SEVERITY["error"].lower()
+    witness = Timeline(tl.design, tl.events, tl.tasks, "witness",
+                       (("unit", "step"), ("violation", "deadlock"), ("message", "task 'store' waits forever")))
+    fig = timeline_figure(witness)
+    (line,) = [t for t in fig.texts if t.get_gid() == "problem"]
+    assert line.get_text() == "DEADLOCK: task 'store' waits forever"
+    assert fig.axes[-1].get_xlabel() == "time (steps)"
+    assert "blocked" in _lane_texts(fig)["store"] and _lane_texts(fig)["store"].endswith("steps")

@@ -2,7 +2,6 @@
 the compile cache, the CLI's message without a GPU, and that ``import pgstudio`` stays light."""
 
 import json
-import math
 import subprocess
 import sys
 

@@ -1,0 +1,235 @@
+"""Calibrate the simulator against measured runs: compare steady-state periods, fit the cost model.
+
+A measured timeline (``runtime.trace``) and a simulated one (``simulate.py``) of the same design
+are the same type, so they are compared by the same statistics (``timeline_stats``):
+
+=================  ==================================================================
+``period``         ``Timeline.period()``: steady-state time per iteration
+``fill``           end of the first ``wait`` of iteration 0: the first data to arrive
+``work/<lane>``    median work time per iteration of a task (copies issued, thread work)
+``<op>/<lane>``    median time of a barrier step that did not block (acquire, wait,
+                   commit, release), where the measured build stamps that step
+=================  ==================================================================
+
+``fit(runs)`` adjusts the cost model's constants (``FITTED``: bandwidth share, copy latency,
+issue cost, barrier cost, thread rate) so that the simulated statistics of every run match the
+measured ones: a deterministic coordinate search over log-scaled values minimising the weighted
+squared log ratios (the period weighs most).  Everything here is the standard library; the
+simulator runs a few iterations per try, so a fit takes seconds.
+
+Measured runs are taken with one block per SM, because that is what the cost model assumes
+(every SM runs one such block and gets 1/132 of the GPU's bandwidth).
+
+``H200_FITTED`` keeps the constants fitted on an H200 (see ``H200_FITTED_VALUES`` for where
+they came from); ``H200`` (``cost.py``) stays the datasheet model.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from statistics import median
+from typing import Iterable, Mapping, Sequence
+
+from ..model.design import Design
+from .cost import H200, CostModel
+from .simulate import simulate
+from .timeline import BLOCKED, SYNC, WORK, Timeline
+
+#: Constants ``fit`` adjusts (the others keep their datasheet values).
+FITTED = ("dram_bytes_per_ns", "bulk_latency_ns", "issue_ns", "barrier_ns", "thread_bytes_per_ns")
+#: Weight of each statistic in the fit's objective (by the part before "/").
+WEIGHTS = {"period": 4.0, "fill": 1.0, "work": 1.0}
+SYNC_WEIGHT = 0.25
+#: Iterations simulated per design when comparing and fitting.
+SIM_ITERATIONS = 24
+
+#: Constants fitted on an H200 SXM (132 SMs): ``benchmarks/instrument.py --calibrate`` traced
+#: merge_copy, fork_copy and fused_merge_copy (fp32, 8 KiB x 4 stages, 2^26 elements, one block
+#: per SM, two sampled blocks each) and ran ``fit`` from the datasheet model.
+H200_FITTED_VALUES: dict[str, float] = {}
+#: The fitted H200 model (the datasheet model where nothing was fitted).
+H200_FITTED = H200.replace(**H200_FITTED_VALUES)
+
+
+def _is_copy_lane(name: str) -> bool:
+    return name.endswith(".tma")
+
+
+def timeline_stats(tl: Timeline, skip: float = 0.25) -> dict[str, float]:
+    """The statistics of the module docstring (iterations in the first ``skip`` fraction are fill)."""
+    out: dict[str, float] = {}
+    period = tl.period()
+    if period > 0:
+        out["period"] = period
+    first = [e.end for e in tl.events if e.op == "wait" and e.iteration == 0 and e.kind == SYNC]
+    if first:
+        out["fill"] = min(first) - min((e.start for e in tl.events), default=0.0)
+    steady = int(tl.iterations * skip)
+    for lane in tl.lanes:
+        if _is_copy_lane(lane):
+            continue
+        work: dict[int, float] = {}
+        ops: dict[str, list[float]] = {}
+        blocked = {(e.iteration, e.target) for e in tl.lane(lane) if e.kind == BLOCKED}
+        for e in tl.lane(lane):
+            if e.iteration < steady:
+                continue
+            if e.kind == WORK:
+                work[e.iteration] = work.get(e.iteration, 0.0) + e.duration
+            elif e.kind == SYNC and (e.iteration, e.target) not in blocked:
+                ops.setdefault(e.op, []).append(e.duration)
+        if work:
+            out[f"work/{lane}"] = median(work.values())
+        for op, durs in ops.items():
+            out[f"{op}/{lane}"] = median(durs)
+    return out
+
+
+def _weight(key: str) -> float:
+    return WEIGHTS.get(key.split("/")[0], SYNC_WEIGHT)
+
+
+def mismatch(simulated: Mapping[str, float], measured: Mapping[str, float]) -> float:
+    """Weighted sum of squared log ratios over the statistics both sides have (positive ones)."""
+    total = 0.0
+    for key, m in measured.items():
+        s = simulated.get(key)
+        if s is None or s <= 0 or m <= 0:
+            continue
+        total += _weight(key) * math.log(s / m) ** 2
+    return total
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Simulated vs measured steady-state period of one design (ns per iteration)."""
+
+    design: str
+    simulated: float
+    measured: float
+    fitted: float | None = None  # simulated with the fitted model
+
+    @staticmethod
+    def _pct(sim: float | None, meas: float) -> str:
+        return "n/a" if sim is None or meas <= 0 else f"{100.0 * (sim - meas) / meas:+.1f}%"
+
+    @property
+    def difference(self) -> float:
+        """(simulated - measured) / measured."""
+        return (self.simulated - self.measured) / self.measured if self.measured > 0 else float("nan")
+
+
+def compare(design: Design, measured: Timeline, cost: CostModel = H200, *, fitted: CostModel | None = None,
+            iterations: int = SIM_ITERATIONS) -> Comparison:
+    """Steady-state periods of ``design`` simulated with ``cost`` (and ``fitted``) against ``measured``."""
+    sim = simulate(design, iterations, cost=cost).period()
+    fit_p = simulate(design, iterations, cost=fitted).period() if fitted is not None else None
+    return Comparison(design.name, sim, measured.period(), fit_p)
+
+
+@dataclass(frozen=True)
+class CalibrationReport:
+    """One row per design; ``table()`` is what ``benchmarks/instrument.py`` prints."""
+
+    rows: tuple[Comparison, ...]
+    note: str = ""
+
+    def table(self) -> str:
+        head = ("design", "simulated ns", "measured ns", "difference", "fitted ns", "difference")
+        lines = [head] + [(c.design, f"{c.simulated:.1f}", f"{c.measured:.1f}", Comparison._pct(c.simulated, c.measured),
+                           "-" if c.fitted is None else f"{c.fitted:.1f}", Comparison._pct(c.fitted, c.measured))
+                          for c in self.rows]
+        widths = [max(len(ln[i]) for ln in lines) for i in range(len(head))]
+        out = ["  ".join(x.ljust(w) if i == 0 else x.rjust(w) for i, (x, w) in enumerate(zip(ln, widths))) for ln in lines]
+        out.insert(1, "  ".join("-" * w for w in widths))
+        out.insert(0, "steady-state period per iteration: simulated (datasheet model) vs measured vs simulated (fitted)")
+        if self.note:
+            out.append(self.note)
+        return "\n".join(out)
+
+    def __str__(self) -> str:
+        return self.table()
+
+
+@dataclass(frozen=True)
+class Fit:
+    """The fitted model, and the objective before and after."""
+
+    cost: CostModel
+    start: CostModel
+    before: float
+    after: float
+    evaluations: int
+
+    def changes(self) -> dict[str, tuple[float, float]]:
+        """Constant -> (start value, fitted value), for the constants that moved."""
+        return {k: (getattr(self.start, k), getattr(self.cost, k)) for k in FITTED
+                if getattr(self.start, k) != getattr(self.cost, k)}
+
+    def values(self) -> dict[str, float]:
+        """The fitted constants, rounded to 4 significant digits (what ``H200_FITTED_VALUES`` keeps)."""
+        return {k: float(f"{getattr(self.cost, k):.4g}") for k in FITTED}
+
+    def __str__(self) -> str:
+        rows = [f"{k:<20} {a:>10.4g} -> {b:>10.4g}" for k, (a, b) in self.changes().items()]
+        return (f"fit: objective {self.before:.4f} -> {self.after:.4f} in {self.evaluations} simulations\n"
+                + "\n".join(rows))
+
+
+def fit(runs: Iterable[tuple[Design, Timeline]], start: CostModel = H200, *, params: Sequence[str] = FITTED,
+        iterations: int = SIM_ITERATIONS, rounds: int = 4) -> Fit:
+    """Fit ``params`` of the cost model so simulated statistics match the measured ``runs``
+    (pairs of a design and its measured timeline); see the module docstring."""
+    runs = list(runs)
+    if not runs:
+        raise ValueError("fit needs at least one (design, measured timeline) pair")
+    unknown = [p for p in params if p not in FITTED]
+    if unknown:
+        raise ValueError(f"cannot fit {', '.join(unknown)}; fittable constants: {', '.join(FITTED)}")
+    measured = [(d, timeline_stats(tl)) for d, tl in runs]
+    evals = 0
+
+    def objective(cost: CostModel) -> float:
+        nonlocal evals
+        total = 0.0
+        for design, stats in measured:
+            evals += 1
+            total += mismatch(timeline_stats(simulate(design, iterations, cost=cost)), stats)
+        return total
+
+    best, best_val = start, objective(start)
+    first = best_val
+    for scale in (2.0, 1.41, 1.19, 1.09, 1.04, 1.02)[:max(1, rounds + 2)]:
+        improved = True
+        while improved:
+            improved = False
+            for p in params:
+                for f in (scale, 1 / scale):
+                    value = getattr(best, p) * f
+                    if not 1 / 50 <= value / getattr(start, p) <= 50:
+                        continue
+                    cand = best.replace(**{p: value})
+                    v = objective(cand)
+                    if v < best_val - 1e-12:
+                        best, best_val, improved = cand, v, True
+                        break
+    return Fit(best, start, first, best_val, evals)
+
+
+def calibration_report(runs: Iterable[tuple[Design, Timeline]], cost: CostModel = H200,
+                       fitted: CostModel | None = None, note: str = "") -> CalibrationReport:
+    """``compare`` for every run (one row per design: the median over its measured timelines)."""
+    by_design: dict[str, list[tuple[Design, Timeline]]] = {}
+    for d, tl in runs:
+        by_design.setdefault(d.name, []).append((d, tl))
+    rows = []
+    for pairs in by_design.values():
+        cs = [compare(d, tl, cost, fitted=fitted) for d, tl in pairs]
+        meas = median(c.measured for c in cs)
+        rows.append(Comparison(cs[0].design, cs[0].simulated, meas, cs[0].fitted))
+    return CalibrationReport(tuple(rows), note)
+
+
+__all__ = ["CalibrationReport", "Comparison", "FITTED", "Fit", "H200_FITTED", "H200_FITTED_VALUES", "calibration_report",
+           "compare", "fit", "mismatch", "timeline_stats"]

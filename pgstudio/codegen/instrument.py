@@ -1,0 +1,191 @@
+"""Instrumented builds: ``emit(design, instrument=Instrument())`` records what each task did.
+
+For a sample of blocks (``blockIdx.x < blocks``) one elected lane per task (the task's only
+thread for a bulk-copy role, else its thread 0) stamps every schedule step that generates code:
+each acquire / wait (with whether its first probe found the barrier closed, so blocked time is
+visible), each work step (a bulk-copy issue, thread copies, the store) and each commit / release.
+A stamp is one 16-byte record in the lane's own slab of a global buffer, so no two lanes ever
+write the same bytes and no atomic is needed; when a slab is full the lane stops stamping (it
+still counts, so the decoder can say how many steps went unrecorded).  Nothing of the protocol
+changes: the extra probe is a ``try_wait`` on the barrier the step waits on anyway, and the
+record is a plain global store.  Blocks outside the sample, and lanes that do not record,
+only compare a zero capacity per step.
+
+Buffer (``uint4`` words; decoded by ``pgstudio.runtime.trace``)::
+
+    lane l = block * num_tasks + task      (blocks 0 .. blocks-1, tasks in design order)
+    slab l = words [l * (capacity + 1), (l + 1) * (capacity + 1))
+    slab[0]      header: {steps stamped (may exceed capacity), globaltimer at the task's start
+                 (low, high 32 bits), %clock at the task's start}
+    slab[1 + i]  record i: {globaltimer at the step's start (low 32 bits), %clock at the step's
+                 start, %clock cycles the step took, code}
+    code         site (bits 0-11: index of the step in the task's resolved plan) | blocked << 12
+                 (the wait's first probe failed) | iteration << 13 (low 19 bits)
+
+Every stamp reads both clocks: ``%globaltimer`` puts all lanes and blocks on one time axis in
+nanoseconds; the SM's ``%clock`` resolves what a coarse ``%globaltimer`` cannot (its update
+step is not documented and is often far above one step's duration).  The decoder maps cycles
+to nanoseconds with a fit against the global timer per block (every lane of a block runs on one
+SM, one ``%clock``).
+
+``KernelSource.info['instrument']`` carries the layout and the step table the decoder needs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ..errors import CompileError
+from ..model.kinds import OpKind
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ._writer import Writer
+    from .stream import StreamPlan, TaskCode
+
+#: Bytes of one record and of one slab header.
+RECORD_BYTES = 16
+#: Bits of the record's code word.
+SITE_BITS, BLOCKED_BIT, ITER_SHIFT = 12, 12, 13
+ITER_BITS = 32 - ITER_SHIFT
+#: Most sampled blocks and records per lane (keeps the buffer a few MiB at most).
+MAX_BLOCKS, MAX_CAPACITY = 64, 1 << 16
+
+DEVICE = r"""
+// -- instrumentation (pgstudio.codegen.instrument): per-lane slabs of 16-byte stamps -------------
+__device__ __forceinline__ u32 pg_ins_clk() {
+  u32 c;
+  asm volatile("mov.u32 %0, %%clock;" : "=r"(c));
+  return c;
+}
+// Record one step: started at (g, c) [globaltimer low bits, %clock]; ends now.
+__device__ __forceinline__ void pg_ins_put(uint4* slab, u32 cap, u32& n, u32 g, u32 c, u32 code) {
+  if (n < cap) slab[1 + n] = make_uint4(g, c, pg_ins_clk() - c, code);
+  ++n;
+}
+"""
+
+
+@dataclass(frozen=True)
+class Instrument:
+    """What an instrumented build records: ``blocks`` sampled blocks (0 .. blocks-1), each lane
+    keeping at most ``capacity`` step records (16 B each)."""
+
+    blocks: int = 2
+    capacity: int = 512
+
+    def __post_init__(self) -> None:
+        for name, value, top in (("blocks", self.blocks, MAX_BLOCKS), ("capacity", self.capacity, MAX_CAPACITY)):
+            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= top:
+                raise CompileError(f"Instrument({name}={value!r}) is out of range; use a whole number from 1 to {top}")
+
+    def buffer_bytes(self, num_tasks: int) -> int:
+        """Bytes of the device buffer for a kernel of ``num_tasks`` tasks."""
+        return self.blocks * num_tasks * (self.capacity + 1) * RECORD_BYTES
+
+
+def recorded(rs) -> bool:
+    """True when a resolved step generates code (so it takes time and gets a stamp): a barrier
+    action, or thread work.  A probe (try_wait) the next wait covers, a read fused into the
+    store and a tma commit the copy engine performs generate none."""
+    return bool(rs.actions) or (rs.step.op in ("load", "store") and rs.kind is not OpKind.TMA)
+
+
+def step_table(plan: "StreamPlan") -> tuple:
+    """Per task, per resolved step: what the decoder needs to name an event.
+
+    ``(site, op, target, is_work, recorded, cursor, stages, start_phase, advances per iteration,
+    advances before this step in an iteration, actions)`` with actions ``(verb, set, first slot)``.
+    """
+    first = {s.name: s.first for s in plan.layout.sets}
+    out = []
+    for tc in plan.tasks:
+        steps = list(tc.plan.steps())
+        per_iter: dict[str, int] = {}
+        for rs in steps:
+            for c in rs.advances:
+                per_iter[c] = per_iter.get(c, 0) + 1
+        seen: dict[str, int] = {}
+        rows = []
+        for k, rs in enumerate(steps):
+            cur = tc.plan.cursor(rs.cursor) if rs.cursor else None
+            rows.append((k, rs.step.op, rs.step.target, rs.step.is_work, recorded(rs), rs.cursor or "",
+                         cur.stages if cur else 0, cur.start_phase if cur else 0,
+                         per_iter.get(rs.cursor, 0) if cur else 0, seen.get(rs.cursor, 0) if cur else 0,
+                         tuple((a.verb, a.set, first[a.set]) for a in rs.actions)))
+            for c in rs.advances:
+                seen[c] = seen.get(c, 0) + 1
+        out.append(tuple(rows))
+    return tuple(out)
+
+
+class Stamps:
+    """The instrumentation the kernel writer weaves in (``codegen.kernel`` calls these hooks)."""
+
+    c_arg = "uint4* __restrict__ pg_trace"
+
+    def __init__(self, plan: "StreamPlan", spec: Instrument) -> None:
+        if max((len(list(t.plan.steps())) for t in plan.tasks), default=0) >= 1 << SITE_BITS:
+            raise CompileError(f"a task of design {plan.design.name!r} has more than {1 << SITE_BITS} steps; "
+                               "instrumented builds number steps in 12 bits")
+        self.plan = plan
+        self.spec = spec
+        self.task_index = {tc.task.name: i for i, tc in enumerate(plan.tasks)}
+        self.k = -1
+        self.on = False
+
+    @property
+    def param(self):
+        from .source import KernelParam
+        return KernelParam("pg_trace", "trace", "u32")
+
+    def prelude(self) -> str:
+        s = self.spec
+        return (DEVICE.strip("\n") + f"\n#define PG_INS_BLOCKS {s.blocks}u\n#define PG_INS_TASKS {len(self.plan.tasks)}u\n"
+                f"#define PG_INS_CAP {s.capacity}u")
+
+    def meta(self) -> tuple[str, object]:
+        s = self.spec
+        info = (("blocks", s.blocks), ("capacity", s.capacity), ("record_bytes", RECORD_BYTES),
+                ("buffer_bytes", s.buffer_bytes(len(self.plan.tasks))),
+                ("tasks", tuple((t.task.name, t.task.warp_idx, t.task.num_warps) for t in self.plan.tasks)),
+                ("steps", step_table(self.plan)),
+                ("sets", tuple((b.name, b.first, b.stages) for b in self.plan.layout.sets)))
+        return ("instrument", info)
+
+    # -- hooks, in the order the writer calls them -----------------------------------------------
+    def task_begin(self, w: "Writer", tc: "TaskCode") -> None:
+        """Lane setup: slab pointer, capacity (0 where this thread or block does not record), bases."""
+        t = self.task_index[tc.task.name]
+        who = "" if tc.elected else " && pg_tt == 0"
+        w.add(f"const u32 pg_ins_cap = (blockIdx.x < PG_INS_BLOCKS{who}) ? PG_INS_CAP : 0u;  "
+              "// instrumented: this lane stamps its steps", f"instrument {tc.task.name}")
+        w.add(f"uint4* const pg_ins = pg_trace + (pg_ins_cap ? (blockIdx.x * PG_INS_TASKS + {t}u) * (PG_INS_CAP + 1u) : 0u);")
+        w.add("u32 pg_ins_n = 0, pg_ins_g = 0, pg_ins_c = 0, pg_ins_bk = 0;")
+        w.add("const u64 pg_ins_t0 = pg_ins_cap ? pg_globaltimer() : 0ull;")
+        w.add("const u32 pg_ins_c0 = pg_ins_cap ? pg_ins_clk() : 0u;")
+        self.k = -1
+
+    def step_begin(self, w: "Writer", rs) -> None:
+        self.k += 1
+        self.on = recorded(rs)
+        if self.on:
+            w.add("if (pg_ins_n < pg_ins_cap) { pg_ins_g = (u32)pg_globaltimer(); pg_ins_c = pg_ins_clk(); pg_ins_bk = 0; }")
+
+    def probe(self, w: "Writer", slot: str, phase: str) -> None:
+        """Before a wait: note whether the barrier is still closed (the wait will block)."""
+        if self.on:
+            w.add(f"if (pg_ins_n < pg_ins_cap) pg_ins_bk = pg_mbar_try_wait({slot}, {phase}) ? 0u : 1u;")
+
+    def step_end(self, w: "Writer") -> None:
+        if self.on:
+            w.add(f"if (pg_ins_cap) pg_ins_put(pg_ins, pg_ins_cap, pg_ins_n, pg_ins_g, pg_ins_c, "
+                  f"{self.k}u | (pg_ins_bk << {BLOCKED_BIT}) | ((u32)pg_it << {ITER_SHIFT}));")
+        self.on = False
+
+    def task_end(self, w: "Writer") -> None:
+        w.add("if (pg_ins_cap) pg_ins[0] = make_uint4(pg_ins_n, (u32)pg_ins_t0, (u32)(pg_ins_t0 >> 32), pg_ins_c0);")
+
+
+__all__ = ["BLOCKED_BIT", "DEVICE", "ITER_BITS", "ITER_SHIFT", "Instrument", "MAX_BLOCKS", "MAX_CAPACITY",
+           "RECORD_BYTES", "SITE_BITS", "Stamps", "recorded", "step_table"]

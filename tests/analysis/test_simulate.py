@@ -1,0 +1,169 @@
+"""The discrete-event simulator: exact barrier states step by step, GPU-like behaviour of wrong
+counts, and a steady-state period that responds to stages, tile bytes and bandwidth."""
+
+import pytest
+
+from pgstudio import (Design, GmemTensor, MemoryResource, Task, create_tma_async_pipeline_cfg, domain_loop, examples,
+                      mistakes, schedule)
+from pgstudio.analysis.cost import H200, CostModel
+from pgstudio.analysis.mbarrier import Mbarrier
+from pgstudio.analysis.simulate import Simulator, simulate
+from pgstudio.analysis.timeline import ARRIVE, BLOCKED, PHASE_FLIP
+from pgstudio.model.resource import Compute
+
+
+@schedule
+def _load(src, dst):
+    with domain_loop(0, "num_tiles"):
+        dst.try_acquire()
+        dst.acquire()
+        dst.load(src)
+        dst.commit()
+
+
+@schedule
+def _drain(src, out):
+    with domain_loop(0, "num_tiles"):
+        src.try_wait()
+        src.wait()
+        out.store(val=src.read())
+        src.release()
+
+
+def tiny(stages: int = 2, tiles: int = 3) -> Design:
+    """One TmaAsync pipeline: a 1-warp loader, a 4-warp drain; 1 KiB tiles."""
+    a = GmemTensor("gmem_a")
+    s = MemoryResource("smem", create_tma_async_pipeline_cfg(num_stages=stages, num_bytes=1024), Compute("copy"),
+                       "float32", (256,))
+    d = GmemTensor("gmem_d", compute=Compute("store", "smem"))
+    return Design("tiny", [a, s, d], {s: [a], d: [s]}, [],
+                  [Task("load", 0, 1, [a], [s], _load(a, s)), Task("drain", 1, 4, [s], [d], _drain(s, d))],
+                  {"num_tiles": tiles})
+
+
+def test_barrier_states_after_every_action_of_a_small_pipeline():
+    sim = Simulator(tiny(), iterations=3)
+    tl = sim.run()
+    assert tl.meta_dict["status"] == "complete"
+    # slots: full[0], full[1] (count 1, 1024 tx bytes per phase), empty[0], empty[1] (count 128)
+    F0, F1, E0, E1 = range(4)
+    steps = [(s.agent, s.action, s.states) for s in sim.snapshots]
+    fresh_e = Mbarrier(128, 0, 0)
+    expected = [
+        ("load", "wait smem.empty[0] parity 1", (Mbarrier(1, 0, 0), Mbarrier(1, 0, 0), fresh_e, fresh_e)),
+        ("load", "arrive.expect_tx smem.full[0] 1024 B", (Mbarrier(0, 1024, 0), Mbarrier(1, 0, 0), fresh_e, fresh_e)),
+        ("load", "wait smem.empty[1] parity 1", (Mbarrier(0, 1024, 0), Mbarrier(1, 0, 0), fresh_e, fresh_e)),
+        ("load", "arrive.expect_tx smem.full[1] 1024 B", (Mbarrier(0, 1024, 0), Mbarrier(0, 1024, 0), fresh_e, fresh_e)),
+        # the copy's bytes complete phase 0 of full[0]: pending reloads to the init count
+        ("load.tma", "copy lands 1024 B on smem.full[0]", (Mbarrier(1, 0, 1), Mbarrier(0, 1024, 0), fresh_e, fresh_e)),
+        ("drain", "wait smem.full[0] parity 0", (Mbarrier(1, 0, 1), Mbarrier(0, 1024, 0), fresh_e, fresh_e)),
+        # all 128 drain threads arrive: empty[0] completes phase 0, the loader's third acquire passes
+        ("drain", "arrive smem.empty[0] x128", (Mbarrier(1, 0, 1), Mbarrier(0, 1024, 0), Mbarrier(128, 0, 1), fresh_e)),
+        ("load", "wait smem.empty[0] parity 0", (Mbarrier(1, 0, 1), Mbarrier(0, 1024, 0), Mbarrier(128, 0, 1), fresh_e)),
+        ("load", "arrive.expect_tx smem.full[0] 1024 B",
+         (Mbarrier(0, 1024, 1), Mbarrier(0, 1024, 0), Mbarrier(128, 0, 1), fresh_e)),
+    ]
+    assert steps[:len(expected)] == expected
+    final = sim.states
+    assert (final[F0].phase, final[F1].phase, final[E0].phase, final[E1].phase) == (2, 1, 2, 1)
+    assert all(b.pending == c and b.tx == 0 for b, c in zip(final, (1, 1, 128, 128)))
+
+
+def test_fused_merge_producers_share_one_full_barrier_with_their_own_bytes():
+    sim = Simulator(examples.fused_merge_copy(num_stages=1, tile_bytes=4096), iterations=1)
+    sim.run()
+    full = sim.program.layout.set_for("smem_a", "full").first  # init count 2 (one per tma producer)
+    trace = [(s.agent, s.states[full]) for s in sim.snapshots if "shared_full" in s.action]
+    assert trace == [
+        ("load_a", Mbarrier(1, 4096, 0)),  # each producer arms its own bytes on the shared barrier
+        ("load_b", Mbarrier(0, 8192, 0)),
+        ("load_a.tma", Mbarrier(0, 4096, 0)),  # all arrived, half the bytes in: still phase 0
+        ("load_b.tma", Mbarrier(2, 0, 1)),  # the last bytes complete it, pending reloads to 2
+        ("store", Mbarrier(2, 0, 1)),  # the single collapsed wait passes
+    ]
+
+
+def test_the_drain_blocks_on_the_full_barrier_until_the_copy_lands():
+    tl = simulate(tiny(), iterations=3)
+    first = tl.blocked("drain")[0]
+    (landing,) = [e for e in tl.events if e.kind == PHASE_FLIP and e.barrier == "smem.full" and e.stage == 0
+                  and e.iteration == 0]
+    assert (first.barrier, first.stage, first.phase) == ("smem.full", 0, 0)
+    assert first.end == landing.start  # woken the moment the phase completes
+    assert landing.task == "load.tma"
+    copy = [e for e in tl.lane("load.tma") if e.op == "copy"][0]
+    assert copy.duration == pytest.approx(H200.bulk_latency_ns + 1024 / H200.dram_bytes_per_ns)
+
+
+def test_every_event_names_its_barrier_and_instants_have_no_duration():
+    tl = simulate(examples.merge_gemm(), iterations=2, inner=2)
+    assert tl.meta_dict["status"] == "complete"
+    for e in tl.events:
+        if e.kind in (ARRIVE, PHASE_FLIP):
+            assert e.start == e.end and e.barrier and e.stage >= 0
+        if e.kind == BLOCKED:
+            assert e.end >= e.start and e.barrier and e.stage >= 0 and e.phase in (0, 1)
+    assert set(tl.lanes) == {"mma", "epilogue", "load_a", "load_a.tma", "load_b", "load_b.tma"}
+
+
+def test_runs_are_deterministic():
+    assert simulate(examples.fork_gemm_act(), iterations=3, inner=2) == simulate(examples.fork_gemm_act(), iterations=3,
+                                                                                  inner=2)
+
+
+def test_a_consumer_that_never_releases_leaves_the_loaders_blocked():
+    tl = simulate(mistakes.never_releases(), iterations=8)
+    meta = tl.meta_dict
+    assert meta["status"] == "deadlock"
+    assert {s.split(":")[0] for s in meta["stuck"]} == {"load_a", "load_b"}
+    last = tl.blocked("load_a")[-1]
+    assert (last.barrier, last.stage, last.phase, last.iteration) == ("ab.shared_empty", 0, 0, 4)
+
+
+def test_an_undersized_consumer_group_completes_two_phases_per_release():
+    sim = Simulator(mistakes.undersized_consumer_group(), iterations=2)
+    sim.run()
+    layout = sim.program.layout
+    empty0 = layout.set_for("smem_a", "empty").first
+    first_release = next(s for s in sim.snapshots if s.action.startswith("arrive ab.shared_empty[0]"))
+    assert first_release.states[empty0] == Mbarrier(64, 0, 2)  # 128 arrivals on a count of 64
+
+
+def test_half_the_tx_bytes_lets_the_consumer_in_before_the_copy_is_done():
+    sim = Simulator(mistakes.half_tx_bytes(), iterations=1)
+    tl = sim.run()
+    full_a = sim.program.layout.set_for("smem_a", "full").first
+    flip = next(e for e in tl.events if e.kind == PHASE_FLIP and e.slot == full_a)
+    copy = next(e for e in tl.lane("load_a.tma") if e.op == "copy")
+    # the bytes land in one event here, but the phase flips when half of them are in and the other
+    # half counts against the next phase
+    assert flip.start == copy.end and sim.states[full_a] == Mbarrier(1, -4096, 1)
+
+
+def _period(design, iterations=48, **kw):
+    return simulate(design, iterations=iterations, **kw).period()
+
+
+def test_more_stages_never_slow_the_steady_state_down():
+    periods = [_period(examples.merge_copy(num_stages=s)) for s in (1, 2, 4)]
+    assert periods[0] > periods[1] >= periods[2] > 0
+
+
+def test_bigger_tiles_take_longer_per_iteration():
+    small, big = (_period(examples.merge_copy(tile_bytes=b)) for b in (8192, 16384))
+    assert big > small
+
+
+def test_the_cost_model_is_overridable_and_bandwidth_bound_designs_follow_it():
+    base = _period(examples.merge_copy())
+    faster = _period(examples.merge_copy(), cost=CostModel(dram_bytes_per_ns=2 * H200.dram_bytes_per_ns))
+    assert faster < base
+    assert H200.replace(barrier_ns=5).barrier_ns == 5 and H200.barrier_ns == 10
+
+
+def test_inner_loops_run_their_real_count_unless_told():
+    d = examples.merge_gemm()
+    tl = simulate(d, iterations=1)
+    mmas = [e for e in tl.lane("mma") if e.op == "mma"]
+    assert len(mmas) == d.problem_dict["num_k_tiles"]
+    assert len([e for e in simulate(d, iterations=1, inner=2).lane("mma") if e.op == "mma"]) == 2

@@ -1,0 +1,149 @@
+"""Servers and a browser for the real-browser tests: Voila or JupyterLab serving a notebook from a
+temp folder, and Debian's chromium driven by Playwright (no browser download).
+
+Everything runs under a temp HOME with temp Jupyter dirs; servers start and stop inside the test;
+every wait has a timeout, and pytest-timeout bounds each test as a whole.  Screenshots go to
+``test-artifacts/`` at the repository root (git-ignored) so a CI run keeps them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "test-artifacts"
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+TOKEN = "pgstudio-test"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for_http(url: str, proc: subprocess.Popen, timeout: float, log: Path) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"server exited with {proc.returncode}:\n{log.read_text()[-3000:]}")
+        try:
+            with urllib.request.urlopen(url, timeout=2):
+                return
+        except Exception:
+            time.sleep(0.3)
+    raise TimeoutError(f"server did not answer {url} within {timeout} s:\n{log.read_text()[-3000:]}")
+
+
+def stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(5)
+
+
+@pytest.fixture
+def jupyter_env(tmp_path) -> dict:
+    """A private HOME and Jupyter / matplotlib dirs, so runs leave nothing behind and share nothing."""
+    dirs = {k: tmp_path / k.lower() for k in ("HOME", "JUPYTER_CONFIG_DIR", "JUPYTER_RUNTIME_DIR",
+                                              "JUPYTER_DATA_DIR", "JUPYTERLAB_SETTINGS_DIR",
+                                              "JUPYTERLAB_WORKSPACES_DIR", "MPLCONFIGDIR")}
+    for d in dirs.values():
+        d.mkdir()
+    (dirs["JUPYTER_CONFIG_DIR"] / "labconfig").mkdir()
+    # no "get notified about Jupyter news?" toast over the page
+    (dirs["JUPYTER_CONFIG_DIR"] / "labconfig" / "page_config.json").write_text(
+        json.dumps({"disabledExtensions": {"@jupyterlab/apputils-extension:announcements": True}}))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("JUPYTER", "JPY_"))}
+    env.update({k: str(v) for k, v in dirs.items()})
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    return env
+
+
+@contextlib.contextmanager
+def serve(cmd: list[str], env: dict, url: str, log: Path, timeout: float = 60) -> Iterator[None]:
+    with open(log, "w") as out:
+        proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                start_new_session=True)
+    try:
+        wait_for_http(url, proc, timeout, log)
+        yield
+    finally:
+        stop(proc)
+
+
+@pytest.fixture
+def voila(jupyter_env, tmp_path):
+    """``voila(notebook) -> url``: serve one notebook with Voila until the test ends."""
+    stack = contextlib.ExitStack()
+
+    def start(notebook: Path) -> str:
+        port = free_port()
+        cmd = [sys.executable, "-m", "voila", str(notebook), "--no-browser", f"--port={port}",
+               "--Voila.ip=127.0.0.1", "--show_tracebacks=True"]
+        url = f"http://127.0.0.1:{port}/"
+        stack.enter_context(serve(cmd, jupyter_env, url, tmp_path / "voila.log"))
+        return url
+
+    with stack:
+        yield start
+
+
+@pytest.fixture
+def lab(jupyter_env, tmp_path):
+    """``lab(root) -> base url``: JupyterLab on ``root`` until the test ends (token auth)."""
+    stack = contextlib.ExitStack()
+
+    def start(root: Path) -> str:
+        port = free_port()
+        cmd = [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
+               "--port-retries=0", f"--IdentityProvider.token={TOKEN}", f"--ServerApp.root_dir={root}",
+               "--allow-root", "--LabApp.expose_app_in_browser=True",
+               "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
+        base = f"http://127.0.0.1:{port}"
+        stack.enter_context(serve(cmd, jupyter_env, f"{base}/api/status?token={TOKEN}", tmp_path / "lab.log"))
+        return base
+
+    with stack:
+        yield start
+
+
+@pytest.fixture
+def page(jupyter_env):
+    """A chromium page (1400x1000) with a 30 s default timeout on every wait."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, env=jupyter_env, args=[
+            "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+            "--disable-sync", "--no-first-run", "--disable-quic"])
+        try:
+            pg = browser.new_page(viewport={"width": 1400, "height": 1000})
+            pg.set_default_timeout(30_000)
+            yield pg
+        finally:
+            browser.close()
+
+
+@pytest.fixture
+def artifacts() -> Path:
+    ARTIFACTS.mkdir(exist_ok=True)
+    return ARTIFACTS

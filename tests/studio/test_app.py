@@ -1,0 +1,217 @@
+"""The Studio driven through its widgets, headless: set widget values and click buttons as a user
+would, then check the Design it holds and what the panes say (their model state: no browser)."""
+
+import json
+
+import pytest
+
+from pgstudio import examples
+from pgstudio.model import PipelineGroupMode, ungrouped
+from pgstudio.model.derive import DERIVED, derive_design
+
+pytest.importorskip("ipywidgets")
+from pgstudio.studio import Studio  # noqa: E402
+
+
+def streaming():
+    """merge_copy with per-resource barriers and derived schedules: a valid start with no group."""
+    return derive_design(ungrouped(examples.merge_copy()), replace_attached=True)
+
+
+@pytest.fixture
+def studio(tmp_path):
+    return Studio(streaming(), folder=tmp_path, debounce=0)
+
+
+def codes(s):
+    return s.report.codes()
+
+
+def diag_text(s):
+    return " ".join(s.diagnostics.texts)
+
+
+def test_opens_valid_and_every_pane_draws(studio):
+    assert studio.report.ok
+    assert "✔ valid" in studio.status.value and "16 barriers" in studio.status.value
+    assert "no problems found" in studio.diagnostics.head.value
+    studio.redraw_all()
+    html = studio.views.html
+    assert "<svg" in html["graph"].value
+    assert "16 barriers" in html["barriers"].value and "data:image/svg+xml" in html["barriers"].value
+    assert "timeline of" in html["timeline"].value and "data:image/svg+xml" in html["timeline"].value
+    assert "SAFE" in html["checker"].value
+    assert "__global__" in html["source"].value and "mbarrier" in html["source"].value
+    assert "not available" not in "".join(h.value for h in html.values())
+
+
+def test_add_resource_button_then_name_and_type_fields(studio):
+    editor = studio.editors["resources"]
+    editor.add.click()
+    assert studio.design.has_resource("smem_1") and editor.list.value == "smem_1"
+    assert codes(studio).count("pipeline.endpoints") == 2
+    assert "pipeline.endpoints" in diag_text(studio) and "fix:" in diag_text(studio)
+    editor.name.value = "smem_c"  # the text box commits on Enter / blur
+    assert studio.design.has_resource("smem_c") and not studio.design.has_resource("smem_1")
+    editor.pipeline.value = "TmaUmma"
+    cfg = studio.design.resource("smem_c").pipeline_config
+    assert cfg.pipeline_type.value == "TmaUmma" and cfg.consumer_group.num_threads == 1
+    editor.name.value = "bad name"
+    assert "not an identifier" in studio.message_text
+    assert editor.name.value == "smem_c"  # the refused value is put back
+    editor.remove.click()
+    assert not studio.design.has_resource("smem_c") and studio.report.ok
+
+
+def test_merge_group_from_the_group_editor_changes_the_barrier_layout(studio):
+    groups = studio.editors["groups"]
+    groups.new.click()
+    assert groups.list.value == "group_1" and "group.members" in codes(studio)
+    groups.members.value = ("smem_a", "smem_b")
+    assert studio.design.group("group_1").member_names == ("smem_a", "smem_b")
+    assert studio.report.ok, str(studio.report)
+    assert "12 barriers" in studio.status.value and "saves 4" in studio.status.value
+    # the schedules were re-derived: the consumer releases the group once
+    store = studio.design.task("store").schedule
+    assert store.name == DERIVED and [s.target for s in store.steps() if s.op == "release"] == ["group_1"]
+    groups.mode.value = "FusedMerge"
+    assert studio.design.group("group_1").mode is PipelineGroupMode.FusedMerge
+    assert "8 barriers" in studio.status.value and studio.report.ok
+
+
+def test_invalid_mix_appears_and_goes(studio):
+    studio.add_group("ab", ["smem_a", "smem_b"])
+    assert studio.report.ok
+    studio.editors["resources"].select("smem_b")
+    studio.editors["resources"].pipeline.value = "TmaUmma"
+    assert "group.collapsed_kind" in codes(studio)
+    assert "group.collapsed_kind" in diag_text(studio) and "✖" in studio.status.value
+    studio.editors["resources"].pipeline.value = "TmaAsync"
+    assert "group.collapsed_kind" not in diag_text(studio)
+    assert studio.report.ok and "✔ valid" in studio.status.value
+
+
+def test_show_in_graph_highlights_the_element(studio):
+    studio.add_group("ab", ["smem_a"])
+    row = studio.diagnostics.rows[0]
+    assert row.diag.code == "group.members"
+    plain = studio.views.html["graph"].value
+    studio.views.show("barriers")
+    row.show.click()
+    assert studio.views.visible == "graph" and studio.views.highlight == "ab"
+    assert studio.views.html["graph"].value != plain
+
+
+def test_edges_and_tasks_editors(studio):
+    edges = studio.editors["edges"]
+    edges.dep.value, edges.res.value = "gmem_b", "smem_a"
+    edges.add.click()
+    assert ("gmem_b", "smem_a") in [(d, k) for k, deps in studio.design.graph for d in deps]
+    assert "graph.edge_unrealised" in codes(studio)
+    edges.list.value = ("gmem_b", "smem_a")
+    edges.remove.click()
+    assert studio.report.ok
+    tasks = studio.editors["tasks"]
+    tasks.add.click()
+    assert tasks.list.value == "task_1"
+    tasks.src.value = ("smem_a",)
+    assert studio.design.task("task_1").src_resources == ("smem_a",)
+    assert "pipeline.endpoints" in codes(studio)  # smem_a now has two consumer tasks
+    assert "smem_a.wait()" in tasks.schedule.value  # the derived schedule is shown
+    tasks.remove.click()
+    assert studio.report.ok
+
+
+def test_undo_redo_buttons(studio):
+    before = studio.design
+    studio.editors["resources"].add.click()
+    after = studio.design
+    assert studio.undo_button.disabled is False
+    studio.undo_button.click()
+    assert studio.design == before and studio.redo_button.disabled is False
+    studio.redo_button.click()
+    assert studio.design == after
+
+
+def test_autosave_survives_a_restart_and_is_offered_back(tmp_path):
+    first = Studio(streaming(), folder=tmp_path, debounce=0)
+    first.add_group("ab", ["smem_a", "smem_b"])
+    saved = tmp_path / "studio.pgstudio-autosave.json"
+    assert json.loads(saved.read_text())["groups"][0]["name"] == "ab"
+    second = Studio(folder=tmp_path, debounce=0)  # a new kernel: nothing but the file is left
+    assert second.banner.shown and "merge_copy_ungrouped" in second.banner.text.value
+    assert saved.exists() and second.design.resources == ()  # nothing overwritten before the user chooses
+    second.banner.restore.click()
+    assert second.design == first.design and not second.banner.shown
+    second.undo()
+    assert second.design.resources == ()
+
+
+def test_unreadable_autosave_is_a_message(tmp_path):
+    (tmp_path / "studio.pgstudio-autosave.json").write_text("{oops")
+    s = Studio(folder=tmp_path, debounce=0)
+    assert "could not be read" in s.message_text and not s.banner.shown
+
+
+def test_save_load_and_bad_upload(studio, tmp_path):
+    studio.files.path.value = str(tmp_path / "mine.json")
+    studio.files.save.click()
+    assert "saved design" in studio.message_text
+    studio.open_example("fork_copy")
+    assert studio.design.name == "fork_copy"
+    studio.files.load.click()
+    assert studio.design == streaming()
+    assert not studio.load_bytes(b"[1, 2]", "list.json")
+    assert "cannot load list.json" in studio.message_text and studio.design == streaming()
+    studio.files.path.value = str(tmp_path / "nope.json")
+    studio.files.load.click()
+    assert "no such file" in studio.message_text
+
+
+def test_design_tab_problem_derive_and_attached_schedules(tmp_path):
+    s = Studio(examples.merge_gemm(), folder=tmp_path, debounce=0)
+    tasks = s.editors["tasks"]
+    assert "attached: merge_mma_schedule" in tasks.schedule_head.value
+    tasks.derive.click()
+    assert s.design.task("mma").schedule.name == DERIVED and s.report.ok
+    s.editors["design"].problem.value = "num_tiles=4, num_k_tiles=2"
+    assert s.design.problem_dict == {"num_tiles": 4, "num_k_tiles": 2}
+    s.editors["design"].problem.value = "nonsense"
+    assert "not name=value" in s.message_text and s.design.problem_dict == {"num_tiles": 4, "num_k_tiles": 2}
+    s.editors["design"].derive.click()
+    assert all(t.schedule.name == DERIVED for t in s.design.tasks)
+
+
+def test_debounce_redraws_once_edits_pause(tmp_path):
+    s = Studio(streaming(), folder=tmp_path, debounce=0.05)
+    drawn = []
+    s.views.update = lambda snap, everything=None: drawn.append(snap.design)  # count redraws
+
+    async def burst():
+        import asyncio
+        for _ in range(3):
+            s.add_resource()
+        assert drawn == [] and s._debouncer.pending
+        await asyncio.sleep(0.2)
+
+    import asyncio
+    asyncio.run(burst())
+    assert len(drawn) == 1 and drawn[0] == s.design
+
+
+def test_panes_say_what_is_missing_instead_of_failing(studio, monkeypatch):
+    from pgstudio.studio import _snapshot
+
+    real = _snapshot.optional
+
+    def missing(module, attr, what):
+        if module.startswith("pgstudio.render"):
+            raise _snapshot.Unavailable(f"{what} ({module}) is not part of this pgstudio installation")
+        return real(module, attr, what)
+
+    monkeypatch.setattr(_snapshot, "optional", missing)
+    studio.add_resource()
+    studio.redraw_all()
+    assert "not available: the dependency graph" in studio.views.html["graph"].value
+    assert "needs a valid design" in studio.views.html["timeline"].value
+    assert "24 barriers" in studio.views.html["barriers"].value  # the counts stay

@@ -1,0 +1,104 @@
+"""Compile & Benchmark with the GPU boundary faked: progress, the no-GPU path, results and chart,
+and a hang reported with the watchdog's record."""
+
+from dataclasses import dataclass
+
+import pytest
+
+from pgstudio import KernelHangError, examples
+from pgstudio.studio import Studio, _bench_pane
+
+
+@dataclass
+class FakeCubin:
+    data: bytes
+    seconds: float = 0.01
+
+
+@dataclass
+class Row:
+    name: str
+    what: str
+    median_ms: float
+
+
+@dataclass
+class Table:
+    rows: tuple
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        return {"text/html": "<table><tr><td>results table</td></tr></table>"}
+
+
+def fake_runtime(monkeypatch, *, gpu, bench=None):
+    compiled = []
+
+    def compile_cubin(src, arch):
+        compiled.append(arch)
+        return FakeCubin(b"x" * 1000)
+
+    fns = {"compile_cubin": compile_cubin, "gpu_available": lambda: gpu,
+           "benchmark": bench or (lambda design, progress=True: pytest.fail("benchmark called without a GPU"))}
+    monkeypatch.setattr(_bench_pane, "_runtime", lambda attr, what: fns[attr])
+    return compiled
+
+
+@pytest.fixture
+def studio(tmp_path):
+    return Studio(examples.merge_copy(), folder=tmp_path, debounce=0)
+
+
+def test_button_is_not_called_run(studio):
+    assert studio.bench.button.description == "Compile & Benchmark"
+
+
+def test_without_a_gpu_it_compiles_both_targets_and_says_so(studio, monkeypatch):
+    compiled = fake_runtime(monkeypatch, gpu=False)
+    assert studio.compile_and_benchmark() is None
+    log = studio.bench.log.value
+    assert compiled == ["sm_90a", "sm_100a"]
+    assert "compiled for <b>sm_90a</b> (1,000 B cubin" in log and "<b>sm_100a</b>" in log
+    assert "no GPU here" in log and studio.bench.progress.value == studio.bench.progress.max
+    assert not studio.bench.button.disabled
+
+
+def test_results_become_a_table_and_bars(studio, monkeypatch):
+    table = Table((Row("merge_copy", "pgstudio", 0.50), Row("merge_copy_ungrouped", "twin", 0.55),
+                   Row("cupy elementwise", "CuPy", 0.80)))
+    fake_runtime(monkeypatch, gpu=True, bench=lambda design, progress=True: table)
+    assert studio.compile_and_benchmark() is table
+    html = studio.bench.results.value
+    assert "results table" in html and html.count("µs</td>") == 3 and "500.0 µs" in html
+    assert "verified" in html and "done" in studio.bench.stage.value
+    studio.add_resource()  # results now describe an older design
+    assert "changed since" in studio.bench.stage.value
+
+
+def test_a_hang_shows_the_watchdog_message(studio, monkeypatch):
+    def hang(design, progress=True):
+        raise KernelHangError("watchdog: task 'store' stopped in ab.smem_a.wait() on ab.full_0[1] parity 0",
+                              {"task": "store", "barrier": "ab.full_0", "stage": 1, "phase": 0, "iteration": 5})
+
+    fake_runtime(monkeypatch, gpu=True, bench=hang)
+    assert studio.compile_and_benchmark() is None
+    log = studio.bench.log.value
+    assert "hung" in log and "ab.smem_a.wait()" in log and "<td>iteration</td><td>5</td>" in log
+
+
+def test_a_failing_gpu_call_is_a_message(studio, monkeypatch):
+    fake_runtime(monkeypatch, gpu=True, bench=lambda design, progress=True: (_ for _ in ()).throw(ImportError("libcurand")))
+    assert studio.compile_and_benchmark() is None
+    assert "benchmark failed: ImportError: libcurand" in studio.bench.log.value
+
+
+def test_an_invalid_design_is_not_compiled(studio, monkeypatch):
+    compiled = fake_runtime(monkeypatch, gpu=True)
+    studio.add_resource()
+    assert studio.compile_and_benchmark() is None
+    assert "cannot compile" in studio.bench.log.value and compiled == []
+
+
+def test_bar_chart_orders_nothing_and_scales_to_the_slowest():
+    html = _bench_pane.bar_chart([("a", 10.0, "verified"), ("b", 20.0, "NOT verified")])
+    assert "width:50.0%" in html and "width:100.0%" in html and "NOT verified" in html
+    assert _bench_pane.result_rows(type("G", (), {"rows": [("design", 0.25, 100.0)]})()) == [("design", 250.0, "verified")]
