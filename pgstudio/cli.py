@@ -94,6 +94,13 @@ command("demo", "build, validate and lay out the canonical designs")(cmd_demo)
 DEMO_HOOKS: list[Callable] = []
 
 
+def add_demo_hook(fn: Callable) -> None:
+    """Add ``fn(name, design, out)`` to the demo once (modules may be imported again)."""
+    key = (fn.__module__, fn.__qualname__)
+    if key not in {(h.__module__, h.__qualname__) for h in DEMO_HOOKS}:
+        DEMO_HOOKS.append(fn)
+
+
 def _example_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("name", nargs="?", help="canonical design name; omit to list them")
     p.add_argument("--out", help="write the design JSON here (default: print it)")

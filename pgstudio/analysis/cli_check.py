@@ -75,8 +75,7 @@ def _register() -> None:
     from .. import cli
     cli.command("check", "validate a design file: diagnostics, the exhaustive checker's verdict, the barrier layout")(
         cmd_check)
-    if demo_step.__qualname__ not in {getattr(h, "__qualname__", "") for h in cli.DEMO_HOOKS}:
-        cli.DEMO_HOOKS.append(demo_step)
+    cli.add_demo_hook(demo_step)
 
 
 _register()

@@ -7,9 +7,9 @@ visible), each work step (a bulk-copy issue, thread copies, the store) and each 
 A stamp is one 16-byte record in the lane's own slab of a global buffer, so no two lanes ever
 write the same bytes and no atomic is needed; when a slab is full the lane stops stamping (it
 still counts, so the decoder can say how many steps went unrecorded).  Nothing of the protocol
-changes: the extra probe is a ``try_wait`` on the barrier the step waits on anyway, and the
-record is a plain global store.  Blocks outside the sample, and lanes that do not record,
-only compare a zero capacity per step.
+changes: the extra probe is a ``test_wait`` (it never suspends the thread, unlike ``try_wait``)
+on the barrier the step waits on anyway, and the record is a plain global store.  Blocks outside
+the sample, and lanes that do not record, only compare a zero capacity per step.
 
 Buffer (``uint4`` words; decoded by ``pgstudio.runtime.trace``)::
 
@@ -57,6 +57,16 @@ __device__ __forceinline__ u32 pg_ins_clk() {
   u32 c;
   asm volatile("mov.u32 %0, %%clock;" : "=r"(c));
   return c;
+}
+// Is the phase of this parity complete right now?  test_wait never suspends the thread (a
+// try_wait may, and then a wait that blocked inside the probe would look unblocked).
+__device__ __forceinline__ bool pg_ins_ready(u32 bar, u32 parity) {
+  u32 ok;
+  asm volatile("{\n\t.reg .pred P;\n\t"
+               "mbarrier.test_wait.parity.shared::cta.b64 P, [%1], %2;\n\t"
+               "selp.u32 %0, 1, 0, P;\n\t}"
+               : "=r"(ok) : "r"(bar), "r"(parity) : "memory");
+  return ok != 0;
 }
 // Record one step: started at (g, c) [globaltimer low bits, %clock]; ends now.
 __device__ __forceinline__ void pg_ins_put(uint4* slab, u32 cap, u32& n, u32 g, u32 c, u32 code) {
@@ -175,7 +185,7 @@ class Stamps:
     def probe(self, w: "Writer", slot: str, phase: str) -> None:
         """Before a wait: note whether the barrier is still closed (the wait will block)."""
         if self.on:
-            w.add(f"if (pg_ins_n < pg_ins_cap) pg_ins_bk = pg_mbar_try_wait({slot}, {phase}) ? 0u : 1u;")
+            w.add(f"if (pg_ins_n < pg_ins_cap) pg_ins_bk = pg_ins_ready({slot}, {phase}) ? 0u : 1u;")
 
     def step_end(self, w: "Writer") -> None:
         if self.on:

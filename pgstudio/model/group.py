@@ -20,6 +20,7 @@ from .group_rules import alias_roots, check_group, merged_num_bytes
 from .kinds import OpKind, PipelineType
 from .names import check_name
 from .resource import Resource
+from .steps import SyncSteps, WorkSteps
 
 
 class PipelineGroupMode(str, Enum):
@@ -71,7 +72,7 @@ _CLAIMS: "weakref.WeakValueDictionary[int, PipelineGroup]" = weakref.WeakValueDi
 
 
 @dataclass(frozen=True)
-class PipelineGroup:
+class PipelineGroup(SyncSteps):
     """``PipelineGroup(name=..., members=[...], mode=PipelineGroupMode.X, pipeline_config=None)``.
 
     Raises ``DesignError`` (a ``ValueError``) at construction when the members cannot be merged.
@@ -165,35 +166,15 @@ class PipelineGroup:
         )
 
     # -- collapsed stage, recorded inside @schedule ---------------------------------------
-    def _record(self, op: str) -> None:
+    def _record(self, op: str, args: dict | None = None) -> None:
+        """Collapsed stage on the group object: Merge release, Fork commit, FusedMerge wait /
+        release (others are recorded too, and rejected by the schedule rules)."""
         from .capture import record
         record(op, self, via="group", args={})
 
-    def try_acquire(self) -> None:
-        self._record("try_acquire")
-
-    def acquire(self) -> None:
-        self._record("acquire")
-
-    def commit(self) -> None:
-        """Fork: one collapsed commit on the shared full barrier for all members."""
-        self._record("commit")
-
-    def try_wait(self) -> None:
-        """FusedMerge: probe the shared full barrier."""
-        self._record("try_wait")
-
-    def wait(self) -> None:
-        """FusedMerge: one collapsed wait on the shared full barrier."""
-        self._record("wait")
-
-    def release(self) -> None:
-        """Merge / FusedMerge: one collapsed release on the shared empty barrier."""
-        self._record("release")
-
 
 @dataclass(frozen=True)
-class MemberRef:
+class MemberRef(WorkSteps):
     """``group.member`` inside a schedule: per-member steps that know their group."""
 
     group: PipelineGroup
@@ -207,41 +188,7 @@ class MemberRef:
         from .capture import record
         return record(op, self.resource, via="member", args=args or {}, group=self.group)
 
-    def try_acquire(self) -> None:
-        self._record("try_acquire")
 
-    def acquire(self) -> None:
-        self._record("acquire")
-
-    def commit(self) -> None:
-        self._record("commit")
-
-    def try_wait(self) -> None:
-        self._record("try_wait")
-
-    def wait(self) -> None:
-        self._record("wait")
-
-    def release(self) -> None:
-        self._record("release")
-
-    def read(self) -> Any:
-        return self._record("read")
-
-    def load(self, *values: Any, **kw: Any) -> None:
-        self._record("load", _kwargs(values, kw))
-
-    def store(self, *values: Any, **kw: Any) -> None:
-        self._record("store", _kwargs(values, kw))
-
-    def mma(self, *values: Any, **kw: Any) -> None:
-        self._record("mma", _kwargs(values, kw))
-
-
-def _kwargs(values: tuple, kw: dict) -> dict:
-    out = {f"arg{i}": v for i, v in enumerate(values)}
-    out.update(kw)
-    return out
 
 
 def thread_group(n: int) -> CooperativeGroup:

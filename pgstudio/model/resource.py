@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 
 from .config import PipelineConfig
 from .names import check_name
+from .steps import WorkSteps
 
 
 class Memory(str, Enum):
@@ -54,7 +55,7 @@ class Compute:
 
 
 @dataclass(frozen=True)
-class Resource:
+class Resource(WorkSteps):
     """Base of all resources; see the module docstring."""
 
     memory: ClassVar[Memory] = Memory.SMEM
@@ -86,52 +87,6 @@ class Resource:
     def _record(self, op: str, args: dict[str, Any] | None = None) -> Any:
         from .capture import record  # capture imports resource; keep the cycle lazy
         return record(op, self, via="bare", args=args or {})
-
-    def try_acquire(self) -> None:
-        """Producer: probe the empty barrier without blocking (must precede acquire)."""
-        self._record("try_acquire")
-
-    def acquire(self) -> None:
-        """Producer: wait until the stage is empty (and, for tma, arm expect_tx on full)."""
-        self._record("acquire")
-
-    def commit(self) -> None:
-        """Producer: signal the full barrier that the stage is written."""
-        self._record("commit")
-
-    def try_wait(self) -> None:
-        """Consumer: probe the full barrier without blocking (must precede wait)."""
-        self._record("try_wait")
-
-    def wait(self) -> None:
-        """Consumer: wait until the stage is full."""
-        self._record("wait")
-
-    def release(self) -> None:
-        """Consumer: signal the empty barrier that the stage may be overwritten."""
-        self._record("release")
-
-    def read(self) -> Any:
-        """Consumer work: read the current stage; returns a value handle for producer work."""
-        return self._record("read")
-
-    def load(self, *values: Any, **kw: Any) -> None:
-        """Producer work: fill the stage from its dependency (a copy)."""
-        self._record("load", _args(values, kw))
-
-    def store(self, *values: Any, **kw: Any) -> None:
-        """Producer work: write values computed from what was read."""
-        self._record("store", _args(values, kw))
-
-    def mma(self, *values: Any, **kw: Any) -> None:
-        """Producer work: tensor-core MMA into this resource."""
-        self._record("mma", _args(values, kw))
-
-
-def _args(values: tuple, kw: dict) -> dict[str, Any]:
-    out = {f"arg{i}": v for i, v in enumerate(values)}
-    out.update(kw)
-    return out
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from ..cli import DEMO_HOOKS, command, load_design
+from ..cli import add_demo_hook, command, load_design
 from ..errors import PgStudioError
 
 NO_SIMULATOR = ("timeline skipped: this pgstudio has no simulator (pgstudio.analysis.simulate); "
@@ -117,5 +117,4 @@ def demo_pictures(name: str, design: Any, out: Path) -> None:
 _SAID: set[str] = set()
 
 
-if demo_pictures not in DEMO_HOOKS:
-    DEMO_HOOKS.append(demo_pictures)
+add_demo_hook(demo_pictures)

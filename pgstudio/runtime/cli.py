@@ -78,5 +78,4 @@ def demo_step(name: str, design, out: Path) -> None:
     print("kernel: no GPU is present, so nothing was run or timed (pgstudio bench needs CuPy and a GPU)")
 
 
-if demo_step.__qualname__ not in {getattr(h, "__qualname__", "") for h in cli.DEMO_HOOKS}:
-    cli.DEMO_HOOKS.append(demo_step)
+cli.add_demo_hook(demo_step)

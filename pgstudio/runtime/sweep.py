@@ -248,9 +248,11 @@ class SweepTable:
             return sweep_svg(self)
 
         best = self.best
-        head = f"<b>sweep of {escape(self.design)}: " + (f"best {escape(best.label)} ({best.gbps:,.0f} GB/s)</b>"
-                                                         if best else "nothing timed</b>")
-        return _bundle(self.table(), head, picture if self.timed else None, _pre(self.table()), "sweep table")
+        if best is None:  # nothing to draw: the table (with the diagnostics) is the content
+            return _bundle(self.table(), f"<b>sweep of {escape(self.design)}: nothing timed</b>{_pre(self.table())}",
+                           None)
+        head = f"<b>sweep of {escape(self.design)}: best {escape(best.label)} ({best.gbps:,.0f} GB/s)</b>"
+        return _bundle(self.table(), head, picture, _pre(self.table()), "sweep table")
 
 
 # -- running -------------------------------------------------------------------------------------

@@ -72,8 +72,10 @@ class Lane:
 
 @dataclass(frozen=True)
 class ClockFit:
-    """gt_ns = offset + ns_per_cycle * cycles for one block; ``step_ns`` the smallest global
-    timer step seen (its update granularity, as far as the stamps show it)."""
+    """gt_ns - ref = offset + ns_per_cycle * cycles for one block (``ref``: the trace's earliest
+    lane start, subtracted as an integer first: global-timer values are ~1e18 ns, where a double
+    resolves only 256 ns); ``step_ns`` the smallest global timer step seen (its update
+    granularity, as far as the stamps show it)."""
 
     offset: float
     ns_per_cycle: float
@@ -153,13 +155,14 @@ def decode(src: KernelSource | Mapping, data: Any, *, meta: Iterable[tuple[str, 
                 stamps.append(Stamp(code & site_mask, bool(code >> BLOCKED_BIT & 1), it + wrap,
                                     start_gt + (g - gt_lo) % _U32, shift + (c - c0) % _U32, dur))
             lanes.append(Lane(b, name, (warp, nwarps), start_gt, shift, count, tuple(stamps)))
+    ref = min((ln.start_gt for ln in lanes), default=0)
     fits = {}
     for b in sorted({ln.block for ln in lanes}):
-        pts = [(ln.start_cycles, ln.start_gt) for ln in lanes if ln.block == b]
-        pts += [(s.cycles, s.gt) for ln in lanes if ln.block == b for s in ln.stamps]
+        pts = [(ln.start_cycles, ln.start_gt - ref) for ln in lanes if ln.block == b]
+        pts += [(s.cycles, s.gt - ref) for ln in lanes if ln.block == b for s in ln.stamps]
         fits[b] = _fit(pts)
     return Trace(str(info.get("design", "")) or (src.design if isinstance(src, KernelSource) else ""),
-                 tasks, tuple(lanes), fits, tuple(ins["steps"]), tuple(meta))
+                 tasks, tuple(lanes), fits, tuple(ins["steps"]), tuple(meta), ref)
 
 
 @dataclass(frozen=True)
@@ -172,6 +175,7 @@ class Trace:
     fits: Mapping[int, ClockFit]
     steps: tuple = ()  # the generator's step table (codegen.instrument.step_table)
     meta: tuple[tuple[str, Any], ...] = field(default=())
+    ref_gt: int = 0  # global-timer ns subtracted (exactly) before any floating-point time
 
     @property
     def blocks(self) -> tuple[int, ...]:
@@ -194,7 +198,7 @@ class Trace:
 
     def _ns(self, block: int, cycles: int, gt: int, clock: str) -> float:
         f = self.fits[block]
-        return float(gt) if clock == "globaltimer" else f.offset + f.ns_per_cycle * cycles
+        return float(gt - self.ref_gt) if clock == "globaltimer" else f.offset + f.ns_per_cycle * cycles
 
     def timeline(self, block: int | None = None, *, clock: str = "cycles") -> Timeline:
         """One block's lanes as a measured ``Timeline`` (default: the first sampled block)."""

@@ -1,0 +1,33 @@
+"""``pgstudio lab [DIR]``: JupyterLab on the teaching notebooks (``00_studio`` opens the studio)."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+from ..cli import command
+from ..errors import PgStudioError
+
+
+def _add_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("folder", nargs="?", default="notebooks", help="folder to open (default: notebooks)")
+    p.add_argument("--port", type=int, default=None, help="port for the server (default: JupyterLab's)")
+
+
+def cmd_lab(args: argparse.Namespace) -> int:
+    folder = Path(args.folder)
+    if not folder.is_dir():
+        raise PgStudioError(f"no folder {str(folder)!r} to open; run from the pgstudio checkout or give a folder")
+    if importlib.util.find_spec("jupyterlab") is None:
+        raise PgStudioError("JupyterLab is not installed; install the studio extra: pip install 'pgstudio[studio]'")
+    cmd = [sys.executable, "-m", "jupyter", "lab", str(folder)]
+    if args.port:
+        cmd.append(f"--port={args.port}")
+    return subprocess.call(cmd)
+
+
+cmd_lab.add_args = _add_args
+command("lab", "open JupyterLab on the teaching notebooks (the studio is in 00_studio)")(cmd_lab)

@@ -1,0 +1,207 @@
+"""Measured timelines: decoding stamp buffers (synthetic ones on the CPU, written here from the
+layout ``codegen.instrument`` documents), the Chrome trace JSON, and on a GPU the real thing."""
+
+import json
+import struct
+
+import pytest
+
+from pgstudio import examples
+from pgstudio.analysis.simulate import simulate
+from pgstudio.analysis.timeline import ARRIVE, BLOCKED, SYNC, WORK
+from pgstudio.codegen import emit
+from pgstudio.codegen.instrument import BLOCKED_BIT, ITER_BITS, ITER_SHIFT, Instrument
+from pgstudio.errors import PgStudioError
+from pgstudio.runtime.trace import chrome_trace, decode
+
+GHZ = 2.0  # the synthetic SM clock
+
+
+class Buffer:
+    """A stamp buffer written the way the kernel writes it (uint4 words, per-lane slabs)."""
+
+    def __init__(self, src):
+        info = dict(src.info["instrument"])
+        self.tasks, self.cap, self.blocks = len(info["tasks"]), info["capacity"], info["blocks"]
+        self.words = [0] * (info["buffer_bytes"] // 4)
+
+    def lane(self, block, task, start_gt, start_clk, steps, count=None, quantum=1):
+        """steps: (site, blocked, iteration, start ns after the lane start, duration ns)."""
+        base = (block * self.tasks + task) * (self.cap + 1) * 4
+        self.words[base:base + 4] = [len(steps) if count is None else count, start_gt % 2**32, start_gt >> 32,
+                                     start_clk % 2**32]
+        for i, (site, blocked, it, t, dur) in enumerate(steps[:self.cap]):
+            g = (start_gt + t) // quantum * quantum
+            code = site | blocked << BLOCKED_BIT | (it % 2**ITER_BITS) << ITER_SHIFT
+            self.words[base + 4 * (i + 1):base + 4 * (i + 2)] = [g % 2**32, (start_clk + int(t * GHZ)) % 2**32,
+                                                                 int(dur * GHZ), code]
+
+    def bytes(self):
+        return struct.pack(f"<{len(self.words)}I", *self.words)
+
+
+@pytest.fixture
+def merge_src():
+    return emit(examples.merge_copy(), instrument=Instrument(blocks=2, capacity=8))
+
+
+def test_decode_names_every_stamp_as_the_simulator_would(merge_src):
+    buf = Buffer(merge_src)
+    t0, c0 = 2**32 - 300, 2**32 - 50  # both clocks wrap their low 32 bits during the run
+    buf.lane(0, 0, t0, c0, [(1, 0, 0, 10, 20), (2, 0, 0, 40, 10), (1, 1, 4, 1000, 500), (2, 0, 4, 1500, 8)])
+    buf.lane(0, 2, t0, c0, [(1, 1, 0, 5, 900), (3, 0, 0, 905, 5), (6, 0, 0, 920, 200), (7, 0, 0, 1130, 10)])
+    tr = decode(merge_src, buf.bytes())
+    assert tr.blocks == (0,) and not tr.problems()
+    tl = tr.timeline()
+    assert tl.source == "measured" and tl.lanes == ("load_a", "load_b", "store")
+    fit = tr.fits[0]
+    assert fit.fitted and fit.ns_per_cycle == pytest.approx(1 / GHZ)
+    # the store task's first wait found full_0 closed: 900 ns blocked on slot 0, parity 0
+    (wait_block,) = [e for e in tl.blocked("store")]
+    assert (wait_block.barrier, wait_block.slot, wait_block.stage, wait_block.phase) == ("ab.full_0", 0, 0, 0)
+    assert wait_block.start == pytest.approx(5) and wait_block.duration == pytest.approx(900)
+    # load_a's acquire in iteration 4 (4 stages: stage 0 again, round 1) waited for parity 0 on the empty slot
+    (acq_block,) = tl.blocked("load_a")
+    assert (acq_block.barrier, acq_block.slot, acq_block.stage, acq_block.phase, acq_block.iteration) == \
+        ("ab.shared_empty", 8, 0, 0, 4)
+    store = [e for e in tl.lane("store") if e.op == "store"]
+    assert store[0].kind == WORK and store[0].duration == pytest.approx(200) and store[0].start == pytest.approx(920)
+    arrivals = [(e.task, e.barrier) for e in tl.events if e.kind == ARRIVE]
+    assert ("load_a", "ab.full_0") in arrivals and ("store", "ab.shared_empty") in arrivals
+    waits = [e for e in tl.lane("store") if e.op == "wait"]
+    assert [e.kind for e in waits] == [SYNC, SYNC] and waits[0].duration == 0  # blocked time is its own event
+
+
+def test_full_slabs_missing_blocks_and_wrapped_iterations(merge_src):
+    buf = Buffer(merge_src)
+    steps = [(6, 0, it, 100 * k, 50) for k, it in enumerate(range(2**ITER_BITS - 3, 2**ITER_BITS + 5))]
+    buf.lane(1, 2, 5_000, 7, steps, count=20)  # 8 kept, 12 more stamped after the slab filled
+    tr = decode(merge_src, buf.bytes())
+    assert tr.blocks == (1,)  # block 0 wrote nothing (it did not run)
+    lane = tr.lane(1, "store")
+    assert lane.dropped == 12 and len(lane.stamps) == 8
+    assert [s.iteration for s in lane.stamps] == list(range(2**ITER_BITS - 3, 2**ITER_BITS + 5))
+    assert tr.timeline(1).meta_dict["dropped"]["store"] == 12
+    with pytest.raises(PgStudioError, match="block 0 was not sampled"):
+        tr.timeline(0)
+
+
+def test_a_coarse_global_timer_is_resolved_by_the_cycle_counter(merge_src):
+    src = emit(examples.merge_copy(), instrument=Instrument(blocks=1, capacity=64))
+    buf = Buffer(src)
+    # pairs of steps 37 ns apart, one pair every 3.1 us, on a global timer that ticks once per microsecond
+    truth = [3100 * (i // 2) + 37 * (i % 2) for i in range(64)]
+    buf.lane(0, 2, 10**9, 123, [(6, 0, i, t, 20) for i, t in enumerate(truth)], quantum=1000)
+    tr = decode(src, buf.bytes())
+    assert tr.fits[0].step_ns >= 1000
+    fine = [e.start for e in tr.timeline().lane("store") if e.op == "store"]
+    assert [b - a for a, b in zip(fine[::2], fine[1::2])] == pytest.approx([37] * 32, abs=0.5)
+    assert max(abs(f - t) for f, t in zip(fine, truth)) < 500  # the line through the coarse ticks
+    coarse = [e.start for e in tr.timeline(clock="globaltimer").lane("store") if e.op == "store"]
+    assert sum(b - a == 0 for a, b in zip(coarse[::2], coarse[1::2])) > 20  # the raw timer mostly cannot
+
+
+def test_wall_clock_sized_timer_values_keep_nanoseconds(merge_src):
+    """%globaltimer counts nanoseconds since 1970 (~1.8e18): a double near there resolves only
+    256 ns, so the decoder must subtract a reference as an integer before any float."""
+    buf = Buffer(merge_src)
+    truth = [1000 * i + 37 * (i % 3) for i in range(8)]
+    for block in (0, 1):
+        buf.lane(block, 2, 1_764_420_000_123_456_789 + 3 * block, 5, [(6, 0, i, t, 20) for i, t in enumerate(truth)])
+    tr = decode(merge_src, buf.bytes())
+    for clock in ("cycles", "globaltimer"):
+        starts = [e.start for e in tr.timeline(0, clock=clock).lane("store") if e.op == "store"]
+        assert starts == pytest.approx(truth, abs=0.5), clock
+    later = [e.start for e in tr.timeline(1).lane("store") if e.op == "store"]
+    assert later == pytest.approx([t + 3 for t in truth], abs=0.5)  # blocks stay on one time axis
+
+
+def test_out_of_order_stamps_are_reported(merge_src):
+    buf = Buffer(merge_src)
+    buf.lane(0, 2, 0, 0, [(6, 0, 0, 100, 50), (7, 0, 0, 120, 5)])  # starts before the store ended
+    problems = decode(merge_src, buf.bytes()).problems()
+    assert len(problems) == 1 and "task 'store'" in problems[0] and "stamp 1" in problems[0]
+
+
+def test_decode_refuses_what_it_cannot_read(merge_src):
+    with pytest.raises(PgStudioError, match="not instrumented"):
+        decode(emit(examples.merge_copy()), b"\0" * 64)
+    with pytest.raises(PgStudioError, match="holds 64 bytes"):
+        decode(merge_src, b"\0" * 64)
+
+
+def test_chrome_trace_has_one_thread_per_lane_and_microsecond_times(merge_src):
+    buf = Buffer(merge_src)
+    buf.lane(0, 0, 1000, 0, [(1, 0, 0, 10, 20), (2, 0, 0, 40, 10)])
+    buf.lane(0, 2, 1000, 0, [(1, 1, 0, 5, 900), (6, 0, 0, 920, 200)])
+    buf.lane(1, 2, 1500, 0, [(6, 0, 0, 20, 100)])
+    tr = decode(merge_src, buf.bytes())
+    doc = json.loads(json.dumps(tr.chrome()))  # plain JSON
+    evs = doc["traceEvents"]
+    names = {(e["pid"], e["tid"]): e["args"]["name"] for e in evs if e["ph"] == "M" and e["name"] == "thread_name"}
+    assert sorted(names) == [(p, t) for p in (0, 1) for t in (0, 1, 2)]
+    assert names[(0, 2)] == "store (warps 4..7)" and names[(0, 0)] == "load_a (warp 0)"
+    procs = [e["args"]["name"] for e in evs if e["name"] == "process_name"]
+    assert procs == ["merge_copy (measured, block 0)", "merge_copy (measured, block 1)"]
+    blocked = [e for e in evs if e.get("cat") == BLOCKED]
+    assert len(blocked) == 1 and blocked[0]["name"] == "blocked on ab.full_0[0]"
+    assert blocked[0]["dur"] == pytest.approx(0.9) and blocked[0]["tid"] == 2  # 900 ns, in microseconds
+    assert all(e["dur"] >= 0 for e in evs if e["ph"] == "X")
+    assert {e["ph"] for e in evs} == {"M", "X", "i"}
+
+
+def test_chrome_trace_of_a_simulated_timeline():
+    tl = simulate(examples.fork_copy(), 4)
+    doc = chrome_trace(tl)
+    lanes = [e["args"]["name"] for e in doc["traceEvents"] if e["name"] == "thread_name"]
+    assert lanes == ["load (warp 0)", "load.tma (warp 0)", "copy_out (warps 4..7)", "relu_out (warps 8..11)"]
+    xs = [e for e in doc["traceEvents"] if e["ph"] == "X"]
+    assert len(xs) == sum(1 for e in tl.events if e.kind in (WORK, SYNC, BLOCKED))
+
+
+def test_cli_writes_a_simulated_trace(tmp_path, capsys):
+    from pgstudio.cli import main
+    design = tmp_path / "d.json"
+    design.write_text(examples.merge_copy().to_json())
+    out = tmp_path / "t.json"
+    assert main(["trace", str(design), "--simulate", "--iterations", "6", "--out", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    assert doc["otherData"]["source"] == "simulated" and doc["traceEvents"]
+    assert "wrote" in capsys.readouterr().out
+
+
+# -- on the GPU ------------------------------------------------------------------------------------
+
+@pytest.mark.gpu
+def test_measured_merge_copy_timeline():
+    from pgstudio.runtime.trace import trace
+    stages = 4
+    tr = trace(examples.merge_copy(num_stages=stages), n=1 << 24, instrument=Instrument(blocks=2, capacity=512))
+    assert tr.meta_dict["verified"] is True  # the instrumented kernel still computes D = A + B
+    assert tr.problems() == []  # stamps are monotonic per lane (both clocks)
+    assert tr.blocks == (0, 1)
+    for block in tr.blocks:
+        tl = tr.timeline(block)
+        assert tl.source == "measured" and tl.lanes == ("load_a", "load_b", "store")  # one lane per task
+        for lane in tl.lanes:
+            starts = [e.start for e in tl.lane(lane) if e.kind in (WORK, SYNC, BLOCKED) and e.op != "blocked"]
+            assert starts == sorted(starts)
+        # the first tile comes from DRAM: the store task's first wait finds its full barrier closed
+        first = [e for e in tl.blocked("store") if e.iteration == 0]
+        assert first and first[0].barrier.startswith("ab.full_") and first[0].duration > 0
+        # a fresh empty barrier lets the first `stages` acquires through; later ones wait for releases
+        early = [e for lane in ("load_a", "load_b") for e in tl.blocked(lane) if e.iteration < stages]
+        assert early == []
+        late = [e for lane in ("load_a", "load_b") for e in tl.blocked(lane)]
+        assert late and all(e.barrier == "ab.shared_empty" for e in late)
+        assert tl.period() > 0
+
+
+@pytest.mark.gpu
+def test_measured_fork_copy_has_both_consumers():
+    from pgstudio.runtime.trace import trace
+    tr = trace(examples.fork_copy(), n=1 << 22, instrument=Instrument(blocks=1, capacity=64))
+    tl = tr.timeline()
+    assert tr.meta_dict["verified"] and tr.problems() == []
+    assert tl.lanes == ("load", "copy_out", "relu_out")
+    assert {e.op for e in tl.lane("relu_out")} >= {"wait", "store", "release"}
