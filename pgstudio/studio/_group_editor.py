@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets as W
 
 from ..model.group import PipelineGroupMode
-from ._ui import Sync, button, option_values, row, section, set_options
+from ._list_editor import ListEditor
+from ._ui import Sync, button, row, section
 
 if TYPE_CHECKING:
     from .app import Studio
@@ -28,7 +29,10 @@ def describe(g: Any) -> str:
     return f"{g.name}  ·  {g.mode.value} ({', '.join(g.member_names) or 'no members'})"
 
 
-class GroupEditor:
+class GroupEditor(ListEditor):
+    kind = "groups"
+    keep_last = True
+    describe = staticmethod(describe)
     title = "Groups"
 
     def __init__(self, studio: "Studio") -> None:
@@ -60,37 +64,14 @@ class GroupEditor:
         self.widget = W.VBox([section("Pipeline groups"), self.list, W.HBox([self.new, self.remove]),
                               self.form, self.empty])
 
-    @property
-    def selected(self) -> str | None:
-        return self.list.value
-
     def _new(self) -> None:
-        before = {g.name for g in self.studio.design.groups}
-        if self.studio.add_group():
-            new = [g.name for g in self.studio.design.groups if g.name not in before]
-            if new:
-                self.select(new[0])
+        self._add_with(self.studio.add_group)
 
     def _remove(self) -> None:
-        if self.selected:
-            self.studio.remove_group(self.selected)
+        self._remove_with(self.studio.remove_group)
 
     def _rename(self, new: str) -> None:
-        if self.selected and self.studio.set_group(self.selected, new_name=new.strip()):
-            self.select(new.strip())
-
-    def select(self, name: str) -> None:
-        with self.sync():
-            if name in option_values(self.list):
-                self.list.value = name
-        self.show(self.studio.design)
-
-    def refresh(self, design: Any) -> None:
-        names = [g.name for g in design.groups]
-        keep = self.list.value if self.list.value in names else (names[-1] if names else None)
-        with self.sync():
-            set_options(self.list, [(describe(g), g.name) for g in design.groups], keep)
-        self.show(design)
+        self._rename_with(lambda old, new: self.studio.set_group(old, new_name=new), new)
 
     def show(self, design: Any) -> None:
         name = self.selected

@@ -10,7 +10,8 @@ import ipywidgets as W
 from ..model.kinds import Agent, AsyncProducerOp, PipelineType
 from ..model.resource import COMPUTE_OPS, DTYPES, Memory
 from . import _edits as E
-from ._ui import Sync, button, option_values, row, section, set_options
+from ._list_editor import ListEditor
+from ._ui import Sync, button, row, section, set_options
 
 if TYPE_CHECKING:
     from .app import Studio
@@ -26,7 +27,10 @@ def describe(r: Any) -> str:
     return f"{r.name}  ·  {r.memory}, {cfg.pipeline_type}, {cfg.num_stages} st × {cfg.num_bytes} B"
 
 
-class ResourceEditor:
+class ResourceEditor(ListEditor):
+    kind = "resources"
+    keep_last = False
+    describe = staticmethod(describe)
     title = "Resources"
 
     def __init__(self, studio: "Studio") -> None:
@@ -93,41 +97,18 @@ class ResourceEditor:
             self.form, self.empty,
         ])
 
-    @property
-    def selected(self) -> str | None:
-        return self.list.value
-
     def _add(self) -> None:
-        before = {r.name for r in self.studio.design.resources}
-        if self.studio.add_resource():
-            new = [r.name for r in self.studio.design.resources if r.name not in before]
-            if new:
-                self.select(new[0])
+        self._add_with(self.studio.add_resource)
 
     def _remove(self) -> None:
-        if self.selected:
-            self.studio.remove_resource(self.selected)
+        self._remove_with(self.studio.remove_resource)
 
     def _rename(self, new: str) -> None:
-        if self.selected and self.studio.rename_resource(self.selected, new.strip()):
-            self.select(new.strip())
+        self._rename_with(self.studio.rename_resource, new)
 
     def _set(self, key: str, value: Any) -> None:
         if self.selected:
             self.studio.set_resource(self.selected, **{key: value})
-
-    def select(self, name: str) -> None:
-        with self.sync():
-            if name in option_values(self.list):
-                self.list.value = name
-        self.show(self.studio.design)
-
-    def refresh(self, design: Any) -> None:
-        names = [r.name for r in design.resources]
-        keep = self.list.value if self.list.value in names else (names[0] if names else None)
-        with self.sync():
-            set_options(self.list, [(describe(r), r.name) for r in design.resources], keep)
-        self.show(design)
 
     def show(self, design: Any) -> None:
         """Fill the form from the selected resource."""

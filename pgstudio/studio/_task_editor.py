@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets as W
 
 from ..model.derive import is_derived
-from ._ui import Sync, button, option_values, row, section, set_options
+from ._list_editor import ListEditor
+from ._ui import Sync, button, row, section
 
 if TYPE_CHECKING:
     from .app import Studio
@@ -21,7 +22,10 @@ def describe(t: Any) -> str:
     return f"{t.name}  ·  {warps}"
 
 
-class TaskEditor:
+class TaskEditor(ListEditor):
+    kind = "tasks"
+    keep_last = False
+    describe = staticmethod(describe)
     title = "Tasks"
 
     def __init__(self, studio: "Studio") -> None:
@@ -61,41 +65,18 @@ class TaskEditor:
         self.widget = W.VBox([section("Tasks (warp roles)"), self.list, W.HBox([self.add, self.remove]),
                               self.form, self.empty])
 
-    @property
-    def selected(self) -> str | None:
-        return self.list.value
-
     def _add(self) -> None:
-        before = {t.name for t in self.studio.design.tasks}
-        if self.studio.add_task():
-            new = [t.name for t in self.studio.design.tasks if t.name not in before]
-            if new:
-                self.select(new[0])
+        self._add_with(self.studio.add_task)
 
     def _remove(self) -> None:
-        if self.selected:
-            self.studio.remove_task(self.selected)
+        self._remove_with(self.studio.remove_task)
 
     def _rename(self, new: str) -> None:
-        if self.selected and self.studio.set_task(self.selected, new_name=new.strip()):
-            self.select(new.strip())
+        self._rename_with(lambda old, new: self.studio.set_task(old, new_name=new), new)
 
     def _derive(self) -> None:
         if self.selected:
             self.studio.use_derived_schedule(self.selected)
-
-    def select(self, name: str) -> None:
-        with self.sync():
-            if name in option_values(self.list):
-                self.list.value = name
-        self.show(self.studio.design)
-
-    def refresh(self, design: Any) -> None:
-        names = [t.name for t in design.tasks]
-        keep = self.list.value if self.list.value in names else (names[0] if names else None)
-        with self.sync():
-            set_options(self.list, [(describe(t), t.name) for t in design.tasks], keep)
-        self.show(design)
 
     def show(self, design: Any) -> None:
         name = self.selected
