@@ -222,7 +222,7 @@ class _Task:
         with c.block("if (tt == 0)"):
             for key, acts in self.deferred.items():
                 for a, bset in acts:
-                    c(f"mbar_arrive({self.addr(bset, key, 'pend_' + key)});  // umma release of {key}")
+                    c(f"pg_mbar_arrive({self.addr(bset, key, 'pend_' + key)});  // umma release of {key}")
 
     # -- steps -----------------------------------------------------------------------------------
     def step(self, s: Step, rest: list) -> None:
@@ -256,7 +256,7 @@ class _Task:
                         continue
                     nbytes = (self.d.group(s.group).merged_config.num_bytes if a.bytes == "merged"
                               else self.d.resource(s.target).pipeline_config.num_bytes)
-                    c(f"if (tt == 0) mbar_arrive_expect_tx({self.addr(bset, key)}, {nbytes}u);  // expect_tx before the copies")
+                    c(f"if (tt == 0) pg_mbar_arrive_expect_tx({self.addr(bset, key)}, {nbytes}u);  // expect_tx before the copies")
             if self.is_mma and not self.sm90 and umma_acc:
                 c("tc_fence_after();")
         elif op == "wait":
@@ -284,14 +284,14 @@ class _Task:
                 op = self.d.resource(s.target).pipeline_config.async_producer_op if s.via != "group" else \
                     self.d.group(s.target).members[0].pipeline_config.async_producer_op
                 if op is AsyncProducerOp.AsyncLoad:
-                    c(f"cp_async_arrive_noinc({self.addr(bset, key)});  // arrives when this thread's cp.async landed")
+                    c(f"pg_cp_async_arrive_noinc({self.addr(bset, key)});  // arrives when this thread's cp.async landed")
                 else:
                     c("fence_proxy_async();  // generic-proxy stores -> async-proxy (tensor core / TMA) readers",
-                      f"mbar_arrive({self.addr(bset, key)});")
+                      f"pg_mbar_arrive({self.addr(bset, key)});")
             elif self.sm90:  # umma producer: stage the registers, then one elected arrive
                 self.stage_accumulator(key)
                 c("__threadfence_block();", f"named_bar_sync({MMA_BAR_ID}, {self.nt});",
-                  f"if (tt == 0) mbar_arrive({self.addr(bset, key)});  // umma commit: results in place")
+                  f"if (tt == 0) pg_mbar_arrive({self.addr(bset, key)});  // umma commit: results in place")
             else:
                 self.stage_tmem(key, bset)
 
@@ -299,7 +299,7 @@ class _Task:
         c = self.c
         for a, bset in acts:
             if a.who == "all":
-                c(f"mbar_arrive({self.addr(bset, key)});  // async release: every thread arrives")
+                c(f"pg_mbar_arrive({self.addr(bset, key)});  // async release: every thread arrives")
             elif self.sm90:
                 c(f"pend_{key} = s_{key};  // released after wgmma.wait_group retires it (next k step)")
             else:
@@ -445,7 +445,7 @@ class _Task:
                 c(f"st_shared_v4(stg + (u32)row * {st.pitch}u + (u32)j * 16u, make_uint4(pack_{d}x2(v[0], v[1]), "
                   f"pack_{d}x2(v[2], v[3]), pack_{d}x2(v[4], v[5]), pack_{d}x2(v[6], v[7])));")
         c("tc_fence_before();", "__threadfence_block();", f"named_bar_sync({MMA_BAR_ID}, 128);",
-          f"if (tt == 0) mbar_arrive({self.addr(full, key)});  // umma commit: results in place")
+          f"if (tt == 0) pg_mbar_arrive({self.addr(full, key)});  // umma commit: results in place")
 
     def store(self, s: Step) -> None:
         c, p = self.c, self.p
@@ -558,7 +558,7 @@ def emit_gemm(design: Design, *, arch: str = "sm_90a", b_major: str = "mn",
     c(f"if (threadIdx.x == 0) wd_report(wd_abort, wd_diag, 3, -1, -1, 0u, -1, -1, 0ull, -1);  // built for another arch")
     c("#else")
     c("extern __shared__ __align__(1024) unsigned char smem_raw[];",
-      "const u32 raw = smem_u32(smem_raw);",
+      "const u32 raw = pg_smem_u32(smem_raw);",
       f"const u32 base = {'(raw + 1023u) & ~1023u' if p.aligned_by_hand else 'raw'};  // 128B-swizzle tiles need 1024-B alignment")
     with c.block("if (base & 1023u)"):
         c("if (threadIdx.x == 0) wd_report(wd_abort, wd_diag, 2, -1, -1, 0u, -1, -1, 0ull, -1);", "return;")
@@ -570,17 +570,17 @@ def emit_gemm(design: Design, *, arch: str = "sm_90a", b_major: str = "mn",
     with c.block("if (threadIdx.x == 0)"):
         for bset in p.layout.sets:
             for st in range(bset.stages):
-                c(f"mbar_init(bar0 + {8 * (bset.first + st)}u, {bset.init_count}u);  // {bset.name}[{st}]"
+                c(f"pg_mbar_init(bar0 + {8 * (bset.first + st)}u, {bset.init_count}u);  // {bset.name}[{st}]"
                   + (f", tx {bset.tx_bytes} B" if bset.tx_bytes else ""))
-        c("mbar_init_fence();")
+        c("pg_mbar_init_fence();")
     mma_w0 = p.mma_task.warp_idx
     if not sm90:
         cols = tcgen05.tmem_columns(p.bn, design.resource(p.acc).pipeline_config.num_stages)
         c(f"const u32 xbar = bar0 + {p.layout.num_bytes}u;  // sm_100a extras: TMEM address slot, mma_done[stages]")
         with c.block("if (threadIdx.x == 0)"):
             for st in range(design.resource(p.acc).pipeline_config.num_stages):
-                c(f"mbar_init(xbar + {8 + 8 * st}u, 1u);  // mma_done[{st}]: tcgen05.commit of the tile's MMAs")
-            c("mbar_init_fence();")
+                c(f"pg_mbar_init(xbar + {8 + 8 * st}u, 1u);  // mma_done[{st}]: tcgen05.commit of the tile's MMAs")
+            c("pg_mbar_init_fence();")
         c(f"if (warp == {mma_w0}) tmem_alloc(xbar, {cols}u);  // the accumulator's tensor memory",
           "tc_fence_before();")
     c("__syncthreads();")

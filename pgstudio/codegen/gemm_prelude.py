@@ -10,46 +10,23 @@ Watchdog record (``int diag[16]``, zeroed by the host before each launch)::
 
 from __future__ import annotations
 
+from .ptx import MBARRIER, TYPES
+
 DIAG_WORDS = 16
 STATUS = {1: "a barrier wait timed out", 2: "dynamic shared memory is not 1024-byte aligned",
           3: "the kernel was built for another architecture than the GPU runs"}
 #: Output tiles of one group of M-tile rows walked before moving along N (L2 reuse).
 GROUP_M = 8
 
-PRELUDE = r"""
-typedef unsigned int u32;
-typedef unsigned long long u64;
-typedef unsigned short u16;
+PRELUDE = TYPES + MBARRIER + r"""
 struct __align__(64) TmaDesc { u64 opaque[16]; };   // byte image of a CUtensorMap
 
-__device__ __forceinline__ u32 smem_u32(const void* p) { return (u32)__cvta_generic_to_shared(p); }
-__device__ __forceinline__ void mbar_init(u32 bar, u32 count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" :: "r"(bar), "r"(count) : "memory");
-}
-__device__ __forceinline__ void mbar_init_fence() { asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory"); }
-__device__ __forceinline__ void mbar_arrive(u32 bar) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" :: "r"(bar) : "memory");
-}
-__device__ __forceinline__ void mbar_arrive_expect_tx(u32 bar, u32 bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"(bar), "r"(bytes) : "memory");
-}
-__device__ __forceinline__ bool mbar_try_wait(u32 bar, u32 parity) {
-  u32 ok;
-  asm volatile("{\n\t.reg .pred P;\n\tmbarrier.try_wait.parity.shared::cta.b64 P, [%1], %2;\n\t"
-               "selp.u32 %0, 1, 0, P;\n\t}" : "=r"(ok) : "r"(bar), "r"(parity) : "memory");
-  return ok != 0;
-}
-__device__ __forceinline__ u64 gtimer_ns() { u64 t; asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)); return t; }
 __device__ __forceinline__ void tma_load_2d(u32 dst, const TmaDesc* map, int c0, int c1, u32 bar) {
   asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
                " [%0], [%1, {%2, %3}], [%4];" :: "r"(dst), "l"(map), "r"(c0), "r"(c1), "r"(bar) : "memory");
 }
 __device__ __forceinline__ void cp_async_16(u32 dst, const void* src, u32 src_bytes) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" :: "r"(dst), "l"(src), "r"(src_bytes) : "memory");
-}
-// The arrive-on fires when this thread's earlier cp.async have landed; it is the thread's arrival.
-__device__ __forceinline__ void cp_async_arrive_noinc(u32 bar) {
-  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" :: "r"(bar) : "memory");
 }
 __device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
 __device__ __forceinline__ void named_bar_sync(u32 id, u32 nthreads) {
@@ -101,12 +78,12 @@ __device__ __noinline__ void wd_report(int* abort_flag, int* diag, int status, i
 }
 __device__ __forceinline__ bool wd_wait_slow(u32 bar, u32 parity, int* abort_flag, int* diag, u64 budget_ns,
                                           int slot, int stage, int tile, int kt, int task) {
-  const u64 t0 = gtimer_ns();
+  const u64 t0 = pg_globaltimer();
   for (u32 spin = 1;; ++spin) {
-    if (mbar_try_wait(bar, parity)) return true;
+    if (pg_mbar_try_wait(bar, parity)) return true;
     if ((spin & 15) == 0) {
       if (*(volatile int*)abort_flag) return false;
-      const u64 dt = gtimer_ns() - t0;
+      const u64 dt = pg_globaltimer() - t0;
       if (dt > budget_ns) { wd_report(abort_flag, diag, 1, slot, stage, parity, tile, kt, dt, task); return false; }
     }
   }
@@ -114,7 +91,7 @@ __device__ __forceinline__ bool wd_wait_slow(u32 bar, u32 parity, int* abort_fla
 // false: timed out, or another thread aborted the launch; the caller leaves its loops.
 __device__ __forceinline__ bool wd_wait(u32 bar, u32 parity, int* abort_flag, int* diag, u64 budget_ns,
                                         int slot, int stage, int tile, int kt, int task) {
-  if (mbar_try_wait(bar, parity)) return true;
+  if (pg_mbar_try_wait(bar, parity)) return true;
   return wd_wait_slow(bar, parity, abort_flag, diag, budget_ns, slot, stage, tile, kt, task);
 }
 

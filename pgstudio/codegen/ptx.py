@@ -21,13 +21,18 @@ RECORD_INTS = 16
 RECORD = {"aborted": 0, "site": 1, "stage": 2, "parity": 3, "iteration": 4, "block": 5, "thread": 6,
           "waited_us": 7, "complete": 8, "lock": 9, "start_ns_lo": 10, "start_ns_hi": 11}
 
-PRELUDE = r"""
+#: Types every generated kernel shares (NVRTC has no headers to give them).
+TYPES = r"""
 typedef unsigned int u32;
 typedef unsigned long long u64;
 typedef unsigned short u16;
 
 __device__ __forceinline__ u32 pg_smem_u32(const void* p) { return (u32)__cvta_generic_to_shared(p); }
 
+"""
+
+#: The mbarrier primitives, in PTX ISA spelling; the streaming and GEMM kernels both use these.
+MBARRIER = r"""
 // -- mbarrier -----------------------------------------------------------------------------------
 __device__ __forceinline__ void pg_mbar_init(u32 bar, u32 count) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" :: "r"(bar), "r"(count) : "memory");
@@ -49,7 +54,19 @@ __device__ __forceinline__ bool pg_mbar_try_wait(u32 bar, u32 parity) {
                : "=r"(ok) : "r"(bar), "r"(parity) : "memory");
   return ok != 0;
 }
+// The barrier receives this thread's arrival once all its earlier cp.async have landed
+// (.noinc: the async arrival IS the thread's arrival; the init count counts producer threads).
+__device__ __forceinline__ void pg_cp_async_arrive_noinc(u32 bar) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" :: "r"(bar) : "memory");
+}
+__device__ __forceinline__ u64 pg_globaltimer() {
+  u64 t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+"""
 
+PRELUDE = TYPES + MBARRIER + r"""
 // -- copies -------------------------------------------------------------------------------------
 // 1-D bulk copy global -> shared; the copy engine completes `bytes` on the barrier (16-byte units).
 __device__ __forceinline__ void pg_bulk_g2s(u32 dst, const void* src, u32 bytes, u32 bar) {
@@ -70,22 +87,12 @@ __device__ __forceinline__ u64 pg_policy_evict_first() {
 __device__ __forceinline__ void pg_cp_async16(u32 dst, const void* src) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(dst), "l"(src) : "memory");
 }
-// The barrier receives this thread's arrival once all its earlier cp.async have landed
-// (.noinc: the async arrival IS the thread's arrival; the init count counts producer threads).
-__device__ __forceinline__ void pg_cp_async_arrive_noinc(u32 bar) {
-  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" :: "r"(bar) : "memory");
-}
 __device__ __forceinline__ void pg_st_global_cs(void* p, uint4 v) {
   asm volatile("st.global.cs.v4.b32 [%0], {%1, %2, %3, %4};" :: "l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
                : "memory");
 }
 
 // -- watchdog -----------------------------------------------------------------------------------
-__device__ __forceinline__ u64 pg_globaltimer() {
-  u64 t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
 // Offer this wait to the record: the wait that began EARLIEST among all that gave up is kept (in a
 // deadlock the first thread to block is the one whose barrier is wrong; later ones block because of
 // it).  A tiny lock orders the writers; it is taken only while the kernel is aborting.
@@ -142,4 +149,4 @@ def record_field(name: str) -> int:
     return RECORD[name]
 
 
-__all__ = ["DRAIN_NS", "PRELUDE", "RECORD", "RECORD_INTS", "record_field"]
+__all__ = ["DRAIN_NS", "MBARRIER", "PRELUDE", "TYPES", "RECORD", "RECORD_INTS", "record_field"]

@@ -16,7 +16,7 @@ from pgstudio.examples import merge_gemm
 
 
 def _inits(code: str) -> list[tuple[int, int]]:
-    return [(int(off) // 8, int(cnt)) for off, cnt in re.findall(r"mbar_init\(bar0 \+ (\d+)u, (\d+)u\)", code)]
+    return [(int(off) // 8, int(cnt)) for off, cnt in re.findall(r"pg_mbar_init\(bar0 \+ (\d+)u, (\d+)u\)", code)]
 
 
 @pytest.mark.parametrize("name,twin", ALL)
@@ -33,10 +33,10 @@ def test_umma_release_is_one_elected_arrive_after_wgmma_wait(name, twin):
     code = emit_gemm(gemm_design(name, twin)).code
     mma = code[code.index("task 'mma'"):code.index("done_mma:")]
     releases = re.findall(r"(wgmma_wait<\d>\(\);[^\n]*\n(?:.*\n){0,3}?\s*named_bar_sync\(1, 256\);\n\s*if \(tt == 0\) \{\n"
-                          r"(?:\s*mbar_arrive\(.*pend_\w+.*\n)+)", mma)
+                          r"(?:\s*pg_mbar_arrive\(.*pend_\w+.*\n)+)", mma)
     assert len(releases) == 2  # in the k loop (previous stage) and after it (last stage)
     # the accumulator commit: staged registers, a barrier of the MMA threads, one elected arrive
-    assert re.search(r"st_shared_\w+\(stg.*\n(?:.*\n)*?\s*named_bar_sync\(1, 256\);\n\s*if \(tt == 0\) mbar_arrive", mma)
+    assert re.search(r"st_shared_\w+\(stg.*\n(?:.*\n)*?\s*named_bar_sync\(1, 256\);\n\s*if \(tt == 0\) pg_mbar_arrive", mma)
 
 
 def test_grouped_merge_releases_one_shared_barrier_and_the_twin_two():
@@ -52,8 +52,8 @@ def test_fork_arms_the_shared_full_barrier_once_with_the_merged_bytes():
     load = code[code.index("task 'load_a'"):code.index("done_load_a:")]
     shared_full = barrier_layout(d).set_for("smem_a", "full")
     assert shared_full.shared
-    assert load.count("mbar_arrive_expect_tx") == 1
-    assert f"mbar_arrive_expect_tx((bar0 + 8u * ({shared_full.first} + s_fa)), {shared_full.tx_bytes}u)" in load
+    assert load.count("pg_mbar_arrive_expect_tx") == 1
+    assert f"pg_mbar_arrive_expect_tx((bar0 + 8u * ({shared_full.first} + s_fa)), {shared_full.tx_bytes}u)" in load
 
 
 def test_fused_merge_producers_each_expect_their_own_bytes_on_the_shared_full_barrier():

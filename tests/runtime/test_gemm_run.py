@@ -61,7 +61,7 @@ def test_watchdog_names_a_barrier_that_never_completes():
     d = merge_gemm()
     src = emit_gemm(d)
     # plant a wrong arrive count on A's full barrier: its phase never completes, the pipeline stops
-    wrong = re.sub(r"mbar_init\(bar0 \+ 0u, 1u\);  // ab\.full_0\[0\]", "mbar_init(bar0 + 0u, 2u);  // ab.full_0[0]", src.code)
+    wrong = re.sub(r"pg_mbar_init\(bar0 \+ 0u, 1u\);  // ab\.full_0\[0\]", "pg_mbar_init(bar0 + 0u, 2u);  // ab.full_0[0]", src.code)
     assert wrong != src.code
     bad = dataclasses.replace(src, code=wrong)
     la = GemmLauncher(bad, budget_ms=200)
