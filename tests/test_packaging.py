@@ -1,0 +1,65 @@
+"""Set-up files agree: environment.yml mirrors pyproject.toml's dependencies and lower bounds,
+the README opens with the two set-up commands, and CI runs the README's test command."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+#: pip name -> conda-forge name where they differ; None: not on conda-forge (a binary stands in).
+CONDA_NAME = {"graphviz": "python-graphviz", "matplotlib": "matplotlib-base", "graphviz-pure": None}
+#: Extras that environment.yml mirrors (gpu is commented there: it needs a GPU machine).
+MIRRORED = ("render", "studio", "nvrtc", "dev")
+
+
+def _requirement(spec: str) -> tuple[str, str]:
+    name, bound = re.match(r"([A-Za-z0-9_.\-]+)(.*)", spec.replace(" ", "")).groups()
+    return name.lower(), bound
+
+
+def _environment() -> dict[str, str]:
+    env = yaml.safe_load((ROOT / "environment.yml").read_text())
+    out: dict[str, str] = {}
+    for dep in env["dependencies"]:
+        for spec in (dep["pip"] if isinstance(dep, dict) else [dep]):
+            if not spec.startswith("-"):
+                name, bound = _requirement(spec)
+                out[name] = bound
+    return out
+
+
+def test_environment_yml_mirrors_pyproject_extras():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    env = _environment()
+    missing = []
+    for extra in MIRRORED:
+        for spec in project["optional-dependencies"][extra]:
+            name, bound = _requirement(spec)
+            if name == "pgstudio":
+                continue
+            conda = CONDA_NAME.get(name, name)
+            if conda is None:
+                continue
+            if conda not in env or env[conda] != bound:
+                missing.append(f"{extra}: {name}{bound} (environment.yml has {conda}{env.get(conda, ' nothing')})")
+    assert not missing, "environment.yml does not mirror pyproject.toml:\n" + "\n".join(missing)
+    assert "graphviz" in env, "environment.yml must bring the graphviz binary (dot)"
+
+
+def test_readme_opens_with_the_two_setup_commands():
+    text = (ROOT / "README.md").read_text()
+    first_block = re.search(r"```sh\n(.*?)```", text, re.S).group(1)
+    commands = [line.split("#")[0].strip() for line in first_block.splitlines() if line.strip()]
+    assert commands == ["make demo", "make test"]
+    assert text.index("make demo") < text.index("## ")
+
+
+def test_ci_runs_the_readme_test_command():
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert re.search(r"^make test\s*$", ci, re.M)
+    makefile = (ROOT / "Makefile").read_text()
+    assert re.search(r"^test: ", makefile, re.M) and re.search(r"^demo: ", makefile, re.M)
