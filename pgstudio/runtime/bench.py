@@ -22,7 +22,7 @@ from ..codegen.ops import compute_expr
 from ..model.design import Design
 from ..model.resource import Memory
 from ..model.ungroup import ungrouped
-from ._cupy import cupy
+from ._cupy import cupy, require_gpu
 from .run import BUDGET_MS, Launcher, Workload, emit_cached
 
 _UFUNCS = {ast.Add: "add", ast.Sub: "subtract", ast.Mult: "multiply", ast.Div: "divide"}
@@ -227,6 +227,7 @@ def benchmark(design: Design, *, n: int | None = None, rounds: int = 30, warmup:
               twin: bool = True, peers: bool = True, copy: bool = True, progress: bool = True,
               validate: bool = True) -> BenchTable:
     """Time ``design`` against its ungrouped twin, CuPy and a device copy; see the module docstring."""
+    require_gpu()  # one clear GpuUnavailable before any CuPy call can fail deep inside
     from .gemm_run import is_gemm
     if is_gemm(design):  # tensor-core designs: the twin and cuBLAS instead of CuPy elementwise peers
         from .gemm_run import benchmark_gemm

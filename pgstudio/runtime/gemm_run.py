@@ -287,6 +287,7 @@ def run_gemm(design: Design, m: int | None = None, n: int | None = None, k: int 
              seed: int | None = None, b_major: str = "mn", timing: bool = False,
              reps: int = 10, warmup: int = 2, budget_ms: float = BUDGET_MS) -> GemmResult:
     """Verify (and optionally time) ``design`` at M x N x K (default: the design's problem)."""
+    require_gpu()
     p = design.problem_dict
     m, n, k = m or p["M"], n or p["N"], k or p["K"]
     src = emit_gemm(design, b_major=b_major)
@@ -363,6 +364,7 @@ def benchmark_gemm(design: Design, m: int | None = None, n: int | None = None, k
                    rounds: int = 10, warmup: int = 2, seed: int | None = None, twin: bool = True,
                    b_major: str = "mn", **_: Any) -> GemmBenchTable:
     """The design, its ungrouped twin and cuBLAS on the same data, interleaved; each verified first."""
+    require_gpu()
     cp = cupy()
     p = design.problem_dict
     m, n, k = m or p["M"], n or p["N"], k or p["K"]

@@ -139,3 +139,21 @@ def test_import_pgstudio_loads_no_gpu_library():
     out = subprocess.run([sys.executable, "-c", "import json;" + code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout) == []
+
+
+@pytest.mark.parametrize("name", ["merge_copy", "merge_gemm"])
+def test_without_a_gpu_every_entry_point_says_so(name):
+    """No GPU (or no CuPy): run / benchmark give one GpuUnavailable, never a CuPy or loader error."""
+    from pgstudio.errors import GpuUnavailable
+    from pgstudio.runtime import benchmark, gpu_available, run
+    from pgstudio.runtime.gemm_run import run_gemm
+
+    if gpu_available():
+        pytest.skip("a GPU is present")
+    design = examples.example(name)
+    calls = [lambda: benchmark(design, progress=False), lambda: run(design)]
+    if name == "merge_gemm":
+        calls.append(lambda: run_gemm(design, 128, 128, 64))
+    for call in calls:
+        with pytest.raises(GpuUnavailable):
+            call()
