@@ -15,38 +15,11 @@ import time
 
 from pgstudio import (CooperativeGroup, Design, GmemTensor, MemoryResource, PipelineGroup, PipelineGroupMode, Task,
                       barrier_layout, create_tma_async_pipeline_cfg, domain_loop, schedule)
+from pgstudio.examples import (consume_store_schedule, fused_store_schedule, load_schedule,
+                               merge_store_schedule)
 from pgstudio.model import Agent, Compute
 
 TARGET_MS = 10.0
-
-
-@schedule
-def load_one(src, dst):
-    with domain_loop(0, "num_tiles", 1):
-        dst.try_acquire()
-        dst.acquire()
-        dst.load(src)
-        dst.commit()
-
-
-@schedule
-def merge_consume(out, group):
-    a, b = group.member_names
-    with domain_loop(0, "num_tiles", 1):
-        group.member(a).wait()
-        group.member(b).wait()
-        out.store(x=group.member(a).read(), y=group.member(b).read())
-        group.release()
-
-
-@schedule
-def fused_consume(out, group):
-    a, b = group.member_names
-    with domain_loop(0, "num_tiles", 1):
-        group.try_wait()
-        group.wait()
-        out.store(x=group.member(a).read(), y=group.member(b).read())
-        group.release()
 
 
 @schedule
@@ -57,14 +30,6 @@ def fork_load(src, group):
         group.member(group.member_names[0]).load(src)
         group.member(group.member_names[1]).load(src)
         group.commit()
-
-
-@schedule
-def consume_one(src, out):
-    with domain_loop(0, "num_tiles", 1):
-        src.wait()
-        out.store(x=src.read())
-        src.release()
 
 
 def build() -> Design:
@@ -93,12 +58,12 @@ def build() -> Design:
         graph.setdefault(out.name, []).extend([a.name, b.name])
         if mode is PipelineGroupMode.Fork:
             task(f"load{gi}", 1, [src], [a, b], fork_load(src, g))
-            task(f"use{gi}a", 2, [a], [out], consume_one(g.member(a.name), out))
-            task(f"use{gi}b", 2, [b], [out], consume_one(g.member(b.name), out))
+            task(f"use{gi}a", 2, [a], [out], consume_store_schedule(g.member(a.name), out))
+            task(f"use{gi}b", 2, [b], [out], consume_store_schedule(g.member(b.name), out))
         else:
-            task(f"load{gi}a", 1, [src], [a], load_one(src, g.member(a.name)))
-            task(f"load{gi}b", 1, [src], [b], load_one(src, g.member(b.name)))
-            task(f"use{gi}", 2, [a, b], [out], (merge_consume if mode is PipelineGroupMode.Merge else fused_consume)(out, g))
+            task(f"load{gi}a", 1, [src], [a], load_schedule(src, g.member(a.name)))
+            task(f"load{gi}b", 1, [src], [b], load_schedule(src, g.member(b.name)))
+            task(f"use{gi}", 2, [a, b], [out], (merge_store_schedule if mode is PipelineGroupMode.Merge else fused_store_schedule)(out, g))
     return Design("bench16", resources, graph, groups, tasks, {"num_tiles": 64})
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pgstudio import (AsyncProducerOp, Compute, CooperativeGroup, Design, GmemTensor, MemoryResource,
                       PipelineGroup, PipelineGroupMode, Task, create_async_async_pipeline_cfg,
                       create_tma_async_pipeline_cfg, domain_loop, schedule)
-from pgstudio.examples import DTYPE_BYTES, merge_copy
+from pgstudio.examples import DTYPE_BYTES, consume_store_schedule, merge_copy, merge_store_schedule
 from pgstudio.model.kinds import Agent
 
 WG = CooperativeGroup(Agent.Warp, 4)
@@ -19,30 +19,6 @@ def fill(dst, *srcs):
         dst.acquire()
         dst.load(*srcs)
         dst.commit()
-
-
-@schedule
-def drain(src, out):
-    with domain_loop(0, "num_tiles", 1):
-        src.try_wait()
-        src.wait()
-        v = src.read()
-        out.store(val=v)
-        src.release()
-
-
-@schedule
-def merge_drain(out, group):
-    a, b = group.member_names
-    with domain_loop(0, "num_tiles", 1):
-        group.member(a).try_wait()
-        group.member(a).wait()
-        group.member(b).try_wait()
-        group.member(b).wait()
-        va = group.member(a).read()
-        vb = group.member(b).read()
-        out.store(a=va, b=vb)
-        group.release()
 
 
 def _problem(n, tile_bytes, dtype):
@@ -59,7 +35,7 @@ def async_compute(dtype="float32", tile_bytes=4096, num_stages=3, n=1 << 20, op=
     s = MemoryResource("smem_s", cfg, Compute("elementwise", expr), dtype, (tile_bytes // DTYPE_BYTES[dtype],))
     d = GmemTensor("gmem_d", compute=Compute("store", store), dtype=dtype)
     tasks = [Task("compute_s", 0, 4, [a, b], [s], fill(s, a, b)),
-             Task("store", 4, 4, [s], [d], drain(s, d))]
+             Task("store", 4, 4, [s], [d], consume_store_schedule(s, d))]
     return Design("async_compute", [a, b, s, d], {s: [a, b], d: [s]}, [], tasks, _problem(n, tile_bytes, dtype))
 
 
@@ -70,7 +46,7 @@ def cp_async_copy(dtype="float32", tile_bytes=4096, num_stages=4, n=1 << 20):
                                           consumer_group=WG, async_producer_op=AsyncProducerOp.AsyncLoad)
     c = MemoryResource("smem_c", cfg, Compute("copy"), dtype, (tile_bytes // DTYPE_BYTES[dtype],))
     d = GmemTensor("gmem_d", compute=Compute("store", "exp(smem_c * 0.25)"), dtype=dtype)
-    tasks = [Task("load", 0, 4, [a], [c], fill(c, a)), Task("store", 4, 4, [c], [d], drain(c, d))]
+    tasks = [Task("load", 0, 4, [a], [c], fill(c, a)), Task("store", 4, 4, [c], [d], consume_store_schedule(c, d))]
     return Design("cp_async_copy", [a, c, d], {c: [a], d: [c]}, [], tasks, _problem(n, tile_bytes, dtype))
 
 
@@ -87,7 +63,7 @@ def mixed_merge(dtype="float32", tile_bytes=4096, num_stages=4, n=1 << 20):
     g = PipelineGroup(name="ab", members=[sa, sb], mode=PipelineGroupMode.Merge)
     tasks = [Task("load_a", 0, 1, [a], [sa], fill(g.smem_a, a)),
              Task("load_b", 4, 4, [b], [sb], fill(g.smem_b, b)),
-             Task("store", 8, 4, [sa, sb], [d], merge_drain(d, g))]
+             Task("store", 8, 4, [sa, sb], [d], merge_store_schedule(d, g))]
     return Design("mixed_merge", [a, b, sa, sb, d], {sa: [a], sb: [b], d: [sa, sb]}, [g], tasks,
                   _problem(n, tile_bytes, dtype))
 
@@ -107,6 +83,6 @@ def wrong_count(which="empty", n=None):
     g = PipelineGroup(name="ab", members=[sa, sb], mode=PipelineGroupMode.Merge)
     tasks = [Task("load_a", 0, 1, [a], [sa], fill(g.smem_a, a)),
              Task("load_b", 1, 1, [b], [sb], fill(g.smem_b, b)),
-             Task("store", 4, 4, [sa, sb], [d], merge_drain(d, g))]
+             Task("store", 4, 4, [sa, sb], [d], merge_store_schedule(d, g))]
     return Design(f"wrong_{which}_count", [a, b, sa, sb, d], {sa: [a], sb: [b], d: [sa, sb]}, [g], tasks,
                   dict(good.problem))
