@@ -18,10 +18,10 @@ from .model.design import Design
 from .model.group import PipelineGroup, PipelineGroupMode
 from .model.kinds import Agent, AsyncProducerOp
 from .model.resource import Compute, GmemTensor, MemoryResource, TmemAccumulator
+from .model.targets import DTYPE_BYTES
 from .model.task import Task
 from .model.ungroup import ungrouped
 
-DTYPE_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2}
 WARPGROUP = CooperativeGroup(Agent.Warp, 4)
 ONE = CooperativeGroup(Agent.Thread, 1)
 

@@ -2,7 +2,8 @@
 
 from .allocator import BarrierAllocator, SmemAllocator
 from .diagnostics import Diagnostic, Report, Severity
-from .layout import SMEM_CAPACITY, BarrierLayout, BarrierSet, SmemLayout, Slot, barrier_layout, smem_layout
+from ..model.targets import SMEM_CAPACITY
+from .layout import BarrierLayout, BarrierSet, SmemLayout, Slot, barrier_layout, smem_layout
 from .protocol import PROTOCOL, Action
 from .rules import RULES
 from .validate import validate

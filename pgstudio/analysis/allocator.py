@@ -7,7 +7,8 @@ from __future__ import annotations
 from ..errors import DesignError
 from ..model.group import PipelineGroup
 from ..model.resource import Memory, Resource
-from .layout import BARRIER_BYTES, DATA_ALIGN, SMEM_CAPACITY, BarrierLayout, _align, barrier_layout
+from ..model.targets import SMEM_CAPACITY
+from .layout import BARRIER_BYTES, DATA_ALIGN, BarrierLayout, _align, barrier_layout
 
 
 class BarrierAllocator:

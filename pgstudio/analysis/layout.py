@@ -21,12 +21,12 @@ from ..errors import DesignError
 from ..model.design import Design
 from ..model.group import PipelineGroup, PipelineGroupMode
 from ..model.resource import Memory, Resource
+from ..model.targets import SMEM_CAPACITY
 from .protocol import arrives_on, expects_tx
 
 #: Bytes of one mbarrier.
 BARRIER_BYTES = 8
 #: Shared memory a block may use on H100 / H200 with the opt-in limit.
-SMEM_CAPACITY = 232448
 #: Data buffers are aligned for 128-byte-swizzled TMA tiles.
 DATA_ALIGN = 1024
 

@@ -30,12 +30,12 @@ from ..errors import DesignError
 from ..model.design import Design
 from ..model.kinds import OpKind
 from ..model.schedule import Loop, Step
+from ..model.targets import DTYPE_BYTES
 from .layout import BarrierLayout, barrier_layout
 from .protocol import ALL, COPY, ONE
 from .resolve import START_PHASE, ResolvedLoop, ResolvedStep, TaskPlan, resolve
 
 #: Bytes per element of the supported dtypes.
-DTYPE_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2}
 
 
 @dataclass(frozen=True)

@@ -17,12 +17,12 @@ from ..errors import DesignError
 from ..model.design import Design
 from ..model.kinds import OpKind
 from ..model.resource import Memory, Resource
+from ..model.targets import ARCHES, DTYPE_BYTES, SMEM_CAPACITY
 from ..model.task import Task
 from .wgmma import MAX_N
 
-ARCHS = ("sm_90a", "sm_100a")
-DTYPES = {"float16": 2, "bfloat16": 2}
-SMEM_CAPACITY = 232448
+#: Operand element types the tensor-core path takes.
+DTYPES = {d: DTYPE_BYTES[d] for d in ("float16", "bfloat16")}
 #: 128-byte swizzle: one panel row is 128 bytes = 64 16-bit elements; tiles are panels of 64 columns.
 PANEL_COLS = 64
 #: ptxas allocates every role branch within the launch bound's registers per thread (65536 /
@@ -148,8 +148,8 @@ def _stage_dtype_and_layout(design, data_bytes, n_bar_bytes, acc, bm, bn, out_dt
 
 def plan_gemm(design: Design, arch: str = "sm_90a", b_major: str = "mn", acc_stage_dtype: str | None = None) -> GemmPlan:
     """Check ``design`` and plan its GEMM kernel (see the module docstring)."""
-    if arch not in ARCHS:
-        raise _err("arch", f"arch {arch!r} is not supported; expected one of {', '.join(ARCHS)}",
+    if arch not in ARCHES:
+        raise _err("arch", f"arch {arch!r} is not supported; expected one of {', '.join(ARCHES)}",
                    "use arch='sm_90a' (H100 / H200) or 'sm_100a' (B200, compile only)")
     if b_major not in ("mn", "k"):
         raise _err("b_major", f"b_major {b_major!r} is unknown; expected 'mn' (B stored K x N) or 'k' (B stored N x K)",

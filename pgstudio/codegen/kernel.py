@@ -29,6 +29,7 @@ from ..errors import CompileError
 from ..model.design import Design
 from ..model.kinds import AsyncProducerOp, OpKind
 from ..model.resource import Memory
+from ..model.targets import ARCHES
 from ..analysis.protocol import ONE
 from ._writer import Writer
 from .instrument import Instrument, Stamps
@@ -37,7 +38,6 @@ from .source import KernelParam, KernelSource
 from .stream import StreamPlan, TaskCode, is_mma_design, plan_stream
 
 #: Architectures the generated source is meant for (one cubin each).
-ARCHES = ("sm_90a", "sm_100a")
 #: Tuning knobs emit() accepts, with their allowed values (first = default).
 TUNING = {"store": ("wb", "cs"), "load_hint": ("none", "evict_first")}
 

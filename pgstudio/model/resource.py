@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 from .config import PipelineConfig
 from .names import check_name
 from .steps import WorkSteps
+from .targets import DTYPES  # noqa: F401  (re-exported: the element types a resource may have)
 
 
 class Memory(str, Enum):
@@ -33,8 +34,6 @@ class Memory(str, Enum):
 #: The compute catalog: what a resource holds in terms of its dependencies.
 COMPUTE_OPS = ("input", "copy", "elementwise", "mma", "store")
 
-#: Element types the code generator supports.
-DTYPES = ("float32", "float16", "bfloat16")
 
 
 @dataclass(frozen=True)

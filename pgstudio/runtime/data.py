@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..model.targets import DTYPE_BYTES
+
 #: Array dtype holding each element type.
 STORAGE = {"float32": "float32", "float16": "float16", "bfloat16": "uint16"}
-ITEMSIZE = {"float32": 4, "float16": 2, "bfloat16": 2}
+ITEMSIZE = DTYPE_BYTES
 #: A bf16 quiet NaN.
 BF16_NAN = 0x7FC0
 

@@ -29,6 +29,7 @@ from ..errors import PgStudioError
 from ..model.derive import derive_design
 from ..model.design import Design
 from ..model.group import PipelineGroup, PipelineGroupMode
+from ..model.targets import dtype_bytes
 from ..model.ungroup import ungrouped
 
 DESIGNED, UNGROUPED = "designed", "ungrouped"
@@ -36,7 +37,6 @@ GROUPINGS = (DESIGNED, UNGROUPED, *(m.value for m in PipelineGroupMode))
 #: What ``sweep`` tries when no grouping is given.
 DEFAULT_GROUPINGS = (DESIGNED, UNGROUPED, "Merge", "FusedMerge")
 OK, INVALID, FAILED, NOT_RUN = "ok", "invalid", "failed", "not run"
-_DTYPE_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2}
 
 
 # -- variants ------------------------------------------------------------------------------------
@@ -55,7 +55,7 @@ def with_stages(design: Design, num_stages: int | None = None, tile_bytes: int |
             cfg = dataclasses.replace(cfg, num_stages=num_stages or cfg.num_stages, num_bytes=tile_bytes or cfg.num_bytes)
             tile = r.tile
             if tile_bytes and len(tile) == 1:
-                tile = (tile_bytes // _DTYPE_BYTES.get(r.dtype, 4),)
+                tile = (tile_bytes // dtype_bytes(r.dtype),)
             r = dataclasses.replace(r, pipeline_config=cfg, tile=tile)
         resources.append(r)
     by_name = {r.name: r for r in resources}
@@ -63,7 +63,7 @@ def with_stages(design: Design, num_stages: int | None = None, tile_bytes: int |
               for g in design.groups]
     problem = design.problem_dict
     if tile_bytes and "tile_elems" in problem:
-        elems = tile_bytes // _DTYPE_BYTES.get(str(problem.get("dtype", "float32")), 4)
+        elems = tile_bytes // dtype_bytes(str(problem.get("dtype", "float32")))
         problem["tile_elems"] = elems
         if "num_elements" in problem and "num_tiles" in problem:
             problem["num_tiles"] = -(-int(problem["num_elements"]) // max(elems, 1))

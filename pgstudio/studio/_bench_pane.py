@@ -15,13 +15,13 @@ from typing import TYPE_CHECKING, Any, Callable
 import ipywidgets as W
 
 from ..errors import CompileError, GpuUnavailable, KernelHangError
+from ..model.targets import ARCHES
 from ._snapshot import Unavailable, optional, optional_emit, rich_html
 
 if TYPE_CHECKING:
     from .app import Studio
 
 #: Architectures compiled for, GPU or not.
-ARCHS = ("sm_90a", "sm_100a")
 
 
 def _runtime(attr: str, what: str) -> Callable[..., Any]:
@@ -106,7 +106,7 @@ def bar_chart(rows: list[tuple[str, float, str]]) -> str:
 
 
 class BenchPane:
-    STEPS = ("generate CUDA source", *(f"compile for {a}" for a in ARCHS), "verify and time on the GPU")
+    STEPS = ("generate CUDA source", *(f"compile for {a}" for a in ARCHES), "verify and time on the GPU")
 
     def __init__(self, studio: "Studio") -> None:
         self.studio = studio
@@ -166,7 +166,7 @@ class BenchPane:
             return None
         self._log(f"generated <code>{escape(source.entry)}</code>: {len(source.code.splitlines())} lines, "
                   f"{source.smem_bytes:,} B shared memory")
-        for i, arch in enumerate(ARCHS, start=1):
+        for i, arch in enumerate(ARCHES, start=1):
             self._step(i, self.STEPS[i])
             try:
                 _src, compiled = compile_for(design, arch)
@@ -183,7 +183,7 @@ class BenchPane:
                 self._log(f"<div class='pg-na'>{arch}: not compiled: {escape(type(exc).__name__)}: {escape(str(exc))}</div>")
                 continue
             self._log(f"✔ compiled for <b>{arch}</b> ({escape(binary_size(compiled))})")
-        self._step(len(ARCHS) + 1, self.STEPS[-1])
+        self._step(len(ARCHES) + 1, self.STEPS[-1])
         try:
             bench = _runtime("benchmark", "the benchmark")
             try:
@@ -200,7 +200,7 @@ class BenchPane:
             return None
         except GpuUnavailable as exc:
             self._log(f"<div class='pg-na'>no GPU here, so nothing was timed ({escape(str(exc))}); "
-                      f"the CUDA kernel was compiled for {' and '.join(ARCHS)} above.</div>")
+                      f"the CUDA kernel was compiled for {' and '.join(ARCHES)} above.</div>")
             self._step(len(self.STEPS), "")
             self.stage.value = "<span class='pg-note'>compiled only (no GPU)</span>"
             return None

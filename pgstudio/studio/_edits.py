@@ -20,10 +20,10 @@ from ..model.kinds import Agent, AsyncProducerOp, OpKind, PipelineType
 from ..model.names import name_problem
 from ..model.resource import RESOURCE_CLASSES, Compute, Memory, Resource
 from ..model.schedule import CapturedSchedule, Loop, Step
+from ..model.targets import DTYPE_BYTES
 from ..model.task import Task
 
 #: Bytes per element of each dtype (tile shape -> bytes per stage).
-DTYPE_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2}
 #: Pipeline types offered by the editor; "none" means not pipelined.
 NOT_PIPELINED = "none"
 #: Default compute op per memory (what a fresh resource of that memory holds).
