@@ -25,14 +25,14 @@ from __future__ import annotations
 import re
 from contextlib import contextmanager
 
-from ..errors import DesignError
 from ..model.design import Design
 from ..model.kinds import AsyncProducerOp, OpKind
 from ..model.resource import Memory
 from ..model.schedule import Loop, Step
+from ..analysis.build.gemm_plan import PANEL_COLS, SPACES, GemmPlan, plan_gemm
+from ..analysis.expr import compute_expr
 from ..analysis.protocol import group_actions, member_actions
 from . import tcgen05, wgmma
-from .gemm_plan import PANEL_COLS, SPACES, GemmPlan, plan_gemm
 from .gemm_prelude import DIAG_WORDS, prelude
 from .source import KernelParam, KernelSource
 
@@ -77,14 +77,6 @@ class _Code:
         yield
         self.depth -= 1
         self(tail)
-
-
-def _expr(expr: str, names: list[str]) -> str:
-    out = re.sub(r"\bmax\s*\(", "fmaxf(", expr)
-    out = re.sub(r"\bmin\s*\(", "fminf(", out)
-    for n in sorted(names, key=len, reverse=True):
-        out = re.sub(rf"\b{re.escape(n)}\b", f"x_{n}[e]", out)
-    return out
 
 
 class _Task:
@@ -191,7 +183,7 @@ class _Task:
                 self.loops.append("tile")
                 self.walk(n.body)
                 self.loops.pop()
-        elif n.stop == "num_k_tiles":
+        else:  # num_k_tiles, the only other loop a plan admits (codegen.gemm_loop)
             deferred_before = set(self.deferred)
             with c.block("for (kt = 0; kt < num_k_tiles; ++kt)"):
                 c(f"k0 = kt * {self.p.bk};")
@@ -205,10 +197,6 @@ class _Task:
                 with c.block("if (num_k_tiles > 0)"):
                     self.flush_releases()
                 self.deferred.clear()
-        else:
-            raise DesignError(f"task {self.t.name!r}: domain_loop(..., {n.stop!r}) is not a GEMM loop; the GEMM "
-                              "generator knows loops over 'num_tiles' (persistent, output tiles) and 'num_k_tiles'",
-                              code="gemm.loop", hint="loop over num_tiles, and num_k_tiles inside it")
 
     def prescan_releases(self, body) -> None:
         for n in body:
@@ -315,12 +303,8 @@ class _Task:
 
     # -- work ------------------------------------------------------------------------------------
     def coords(self, space: str, who: str) -> tuple[str, str]:
-        """(row0, col0) of a tile of ``space`` in the current loop iteration."""
-        need_k = "K" in SPACES[space]
-        if need_k and "k" not in self.loops:
-            raise DesignError(f"task {self.t.name!r}: {who} is a {space} tile, so it needs the k loop; it is used "
-                              "outside domain_loop(0, 'num_k_tiles', 1)", code="gemm.k_loop",
-                              hint="move it inside the k loop")
+        """(row0, col0) of a tile of ``space`` in the current loop iteration (a tile with a K
+        dimension is used inside the k loop: ``codegen.k_loop``)."""
         base = {"M": "m0", "N": "n0", "K": "k0"}
         r, cl = SPACES[space]
         return base[r], base[cl]
@@ -339,10 +323,7 @@ class _Task:
                     c(f"tma_load_2d({dst} + {q * tile.rows * 128}u, &{tm}, {col0} + {q * PANEL_COLS}, {row0}, "
                       f"{self.addr(full, key)});")
             return
-        chunks = tile.rows * tile.cols // 8
-        if chunks % self.nt:
-            raise DesignError(f"task {self.t.name!r}: {chunks} 16-byte chunks of {s.target!r} do not split evenly over "
-                              f"{self.nt} threads", code="gemm.async_split", hint="use a 4-warp loader")
+        chunks = tile.rows * tile.cols // 8  # a multiple of the task's threads (codegen.chunk_split)
         op = self.d.resource(s.target).pipeline_config.async_producer_op
         rdim, cdim = SPACES[tile.space]
         cpr = tile.cols // 8
@@ -451,23 +432,17 @@ class _Task:
         c, p = self.c, self.p
         out = self.d.resource(s.target)
         ins = list(self.d.deps(out.name))
-        expr = out.compute.expr or (ins[0] if len(ins) == 1 else "")
-        if not expr:
-            raise DesignError(f"output {out.name!r} depends on {ins} but has no expression", code="gemm.store",
-                              hint="give it Compute('store', '<expression over the inputs>')")
+        ex = compute_expr(self.d, out.name)  # the grammar-checked tree (compute.expr)
         space = p.gmem_spaces[out.name]
         row0, col0 = self.coords(space, repr(out.name))
         rdim, cdim = SPACES[space]
         rows, cols = {"MN": (p.bm, p.bn), "MK": (p.bm, p.bk)}[space]
         cpr = cols // 8
-        body = _expr(expr, ins)
+        body = ex.to_c({n: f"x_{n}[e]" for n in ex.operands})
         guard = space == "MK" and "tile" in self.loops
         if guard:
             c("// the output does not depend on the N tile: only the first N-tile column writes it")
-        chunks = rows * cols // 8
-        if chunks % self.nt:
-            raise DesignError(f"task {self.t.name!r}: {chunks} chunks of {out.name!r} do not split over "
-                              f"{self.nt} threads", code="gemm.store_split", hint="use a 4-warp task")
+        chunks = rows * cols // 8  # a multiple of the task's threads (codegen.chunk_split)
         with c.block("if (nb == 0)" if guard else ""):
             c("#pragma unroll 2")
             with c.block(f"for (int it = 0; it < {chunks // self.nt}; ++it)"):
@@ -522,7 +497,7 @@ def emit_gemm(design: Design, *, arch: str = "sm_90a", b_major: str = "mn",
     "sm_100a" is compile-only).  ``b_major``: "mn" when gmem B is K x N row-major (D = A @ B),
     "k" when it is stored N x K.  ``acc_stage_dtype`` (sm_90a): the dtype of the shared-memory
     staging of the accumulator; None picks float32 when it fits, else the output dtype."""
-    p = plan_gemm(design, arch, b_major, acc_stage_dtype)
+    p = plan_gemm(design, arch, b_major, acc_stage_dtype).require(design.name, arch)
     c = _Code()
     sm90 = arch == "sm_90a"
     mapping = (MAP_SM90 if sm90 else MAP_SM100).format(stage=p.staging.dtype)

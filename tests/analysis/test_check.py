@@ -92,10 +92,17 @@ def test_the_state_cap_gives_incomplete_never_safe():
     assert diag.code == "check.incomplete" and not diag.is_error and "not known to be safe" in diag.message
 
 
-def test_validate_includes_the_verdict():
+def test_validate_includes_the_verdict(monkeypatch):
+    import sys
+    from pgstudio.analysis.rules import RULES
     report = examples.merge_copy().validate(checker=True, iterations=4)
     assert report.ok and report.verdict.safe
-    report = mistakes.half_tx_bytes().validate(checker=True, iterations=4)  # no rule sees this one
+    # the generator cannot build stages of two sizes, so the rules refuse it and the checker waits
+    report = mistakes.half_tx_bytes().validate(checker=True, iterations=4)
+    assert report.codes() == ["codegen.tile_uniform"] and report.verdict is None
+    # without that rule, no design rule sees the mistake: the checker's verdict is the report
+    monkeypatch.setattr(sys.modules["pgstudio.analysis.validate"], "RULES", tuple(s for s in RULES if s.code != "codegen"))
+    report = mistakes.half_tx_bytes().validate(checker=True, iterations=4)
     assert report.codes() == ["check.read_before_write"] and not report.ok
     assert "checker: UNSAFE" in str(report)
 

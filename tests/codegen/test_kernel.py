@@ -9,7 +9,6 @@ from pgstudio import examples
 from pgstudio.analysis.layout import barrier_layout, smem_layout
 from pgstudio.analysis.resolve import resolve
 from pgstudio.codegen import emit
-from pgstudio.codegen.kernel import _gemm_emitter
 from pgstudio.errors import CompileError, DesignError
 from stream_designs import async_compute, cp_async_copy, mixed_merge, wrong_count
 
@@ -141,13 +140,11 @@ def test_validation_runs_unless_skipped():
     assert "128u);  // ab.shared_empty" not in src.code and "129u);  // ab.shared_empty" in src.code
 
 
-def test_mma_designs_go_to_the_gemm_generator_or_say_why():
-    gemm = _gemm_emitter()
-    if gemm is None:
-        with pytest.raises(CompileError, match="MMA"):
-            emit(examples.merge_gemm())
-    else:  # the GEMM generator exists: emit() hands MMA designs to it
-        assert emit(examples.merge_gemm()).code
+def test_mma_designs_go_to_the_gemm_generator():
+    assert emit(examples.merge_gemm()).info["kind"] == "gemm"
+    assert emit(examples.merge_gemm(), b_major="k").info["b_major"] == "k"
+    with pytest.raises(CompileError, match="apply to MMA designs only"):
+        emit(examples.merge_copy(), b_major="k")
 
 
 def test_bad_options_are_refused():
@@ -160,8 +157,9 @@ def test_bad_options_are_refused():
 def test_unsupported_streaming_shapes_say_what_to_change():
     d = examples.merge_copy()
     mixed = d.with_resource(d.resource("gmem_b").__class__("gmem_b", dtype="float16"))
-    with pytest.raises(CompileError, match="mix element types"):
+    with pytest.raises(DesignError, match="mix element types") as info:
         emit(mixed, validate=False)
+    assert info.value.code == "codegen.dtype_mix"
     bad = d.with_resource(d.resource("gmem_d").__class__(
         "gmem_d", compute=d.resource("gmem_d").compute.__class__("store", "open(smem_a)")), ["smem_a", "smem_b"])
     with pytest.raises(DesignError, match="'open', which is not an allowed function"):
