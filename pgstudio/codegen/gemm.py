@@ -335,7 +335,7 @@ class _Task:
                   f"const u32 d = dst + (u32)(j >> 3) * {tile.rows * 128}u + (u32)r * 128u + (u32)(((j & 7) ^ (r & 7)) << 4);",
                   f"const int gr = {row0} + r, gc = {col0} + 8 * j;",
                   f"const bool ok = gr < {rdim} && gc < {cdim};",
-                  f"const u16* src = {tile.source} + (ok ? (size_t)gr * {cdim} + gc : 0);")
+                  f"const u16* src = {tensor(tile.source)} + (ok ? (size_t)gr * {cdim} + gc : 0);")
                 if op is AsyncProducerOp.AsyncLoad:
                     c("cp_async_16(d, src, ok ? 16u : 0u);  // out of bounds: zero-fill")
                 else:
@@ -480,11 +480,17 @@ class _Task:
             c("float o[8];", "#pragma unroll", f"for (int e = 0; e < 8; ++e) o[e] = {body};",
               f"uint4 w; w.x = pack_{p.dtype}x2(o[0], o[1]); w.y = pack_{p.dtype}x2(o[2], o[3]);",
               f"w.z = pack_{p.dtype}x2(o[4], o[5]); w.w = pack_{p.dtype}x2(o[6], o[7]);",
-              f"*(uint4*)({out.name} + (size_t)gr * {cdim} + gc) = w;")
+              f"*(uint4*)({tensor(out.name)} + (size_t)gr * {cdim} + gc) = w;")
 
     def via_of(self, res: str) -> tuple[str, str | None]:
         g = self.d.group_of(res)
         return ("member", g.name) if g else ("bare", None)
+
+
+def tensor(name: str) -> str:
+    """The C name of gmem tensor ``name``'s pointer: prefixed, so that no design name (``o``,
+    ``src``, ``M``, ``tile`` ...) can be a local of the kernel or hide one."""
+    return f"g_{name}"
 
 
 def _kernel_name(design: Design) -> str:
@@ -521,7 +527,8 @@ def emit_gemm(design: Design, *, arch: str = "sm_90a", b_major: str = "mn",
             sig.append(f"const __grid_constant__ TmaDesc {prm.name}")
         elif prm.kind == "ptr":
             sig.append(f"int* {prm.name}" if prm.dtype == "int32" else
-                       (f"const u16* __restrict__ {prm.name}" if prm.name in p.pointer_inputs else f"u16* __restrict__ {prm.name}"))
+                       (f"const u16* __restrict__ {tensor(prm.name)}" if prm.name in p.pointer_inputs
+                        else f"u16* __restrict__ {tensor(prm.name)}"))
         elif prm.kind == "i32":
             sig.append(f"int {prm.name}")
         else:

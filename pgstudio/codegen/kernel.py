@@ -23,9 +23,11 @@ the task, barrier set and step of each wait so the runtime can say which barrier
 
 from __future__ import annotations
 
+import re
 from typing import Any, Mapping
 
 from ..analysis.build import StreamPlan, TaskCode, design_error, is_mma_design, plan_stream
+from ..analysis.expr import FUNCTIONS
 from ..analysis.protocol import ONE
 from ..analysis.validate import validate as validate_design
 from ..errors import CompileError
@@ -50,9 +52,14 @@ volatile while bool true false class new delete this template typename namespace
 protected virtual friend asm u16 u32 u64 uint4 float4 blockIdx threadIdx gridDim blockDim warpSize""".split())
 
 
+#: C functions the expression templates call: a parameter of that name would hide them.
+_C_FUNCTIONS = frozenset(re.findall(r"([A-Za-z_]\w*)\(", " ".join(t for _, t in FUNCTIONS.values())))
+
+
 def cname(name: str) -> str:
-    """A design name as a C identifier that cannot clash with C words or our ``pg_`` names."""
-    return f"{name}_" if name in _C_WORDS or name.startswith(("pg_", "PG_", "__")) else name
+    """A design name as a C identifier that cannot clash with C words, the functions expressions
+    call, or our ``pg_`` names."""
+    return f"{name}_" if name in _C_WORDS or name in _C_FUNCTIONS or name.startswith(("pg_", "PG_", "__")) else name
 
 
 def emit(design: Design, *, arch: str = "sm_90a", validate: bool = True, watchdog: bool = True,

@@ -140,6 +140,26 @@ def test_validation_runs_unless_skipped():
     assert "128u);  // ab.shared_empty" not in src.code and "129u);  // ab.shared_empty" in src.code
 
 
+def test_emit_raises_one_design_error_listing_every_error():
+    d = examples.merge_gemm(bk=32, bn=96, dtype="float32")
+    errors = d.validate().errors
+    assert [e.code for e in errors] == ["codegen.bk_swizzle", "codegen.bn_tile", "codegen.operand_dtype"]
+    with pytest.raises(DesignError) as info:
+        emit(d)
+    text = str(info.value)
+    assert text.startswith("design 'merge_gemm' cannot be built for sm_90a: 3 error(s)")
+    assert all(f"[{e.code}] {e.message} (fix: {e.hint})" in text for e in errors)
+    assert info.value.diagnostics == errors and info.value.code == "codegen.bk_swizzle"
+
+
+def test_emit_checks_the_arch_it_builds_for():
+    d = examples.merge_gemm(bm=256, bn=64)  # BM=256 is two m64 blocks per warpgroup on sm_90a; sm_100a issues M=128
+    assert d.validate().ok and emit(d, arch="sm_90a").code
+    with pytest.raises(DesignError, match=r"\[codegen.bm_rows\] BM is 256; the sm_100a path issues M=128"):
+        emit(d, arch="sm_100a")
+    assert "codegen.bm_rows" in d.with_targets("sm_90a", "sm_100a").validate().codes()
+
+
 def test_mma_designs_go_to_the_gemm_generator():
     assert emit(examples.merge_gemm()).info["kind"] == "gemm"
     assert emit(examples.merge_gemm(), b_major="k").info["b_major"] == "k"

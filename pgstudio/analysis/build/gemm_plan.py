@@ -341,7 +341,6 @@ class _Checks:
         """Space, shape and source of every staged tile -> {resource: (space, rows, cols, source)}."""
         d = self.d
         b_space = "KN" if b_major == "mn" else "NK"
-        spaces: dict[str, str] = {}
         sources: dict[str, str] = {}
         ok = True
         exprs, _ = compute_exprs(d)
@@ -391,10 +390,6 @@ class _Checks:
                                       "stage residual tiles as (BM, BN) or A-like tiles as (BM, BK)"))
                 continue
             gmem_space.setdefault(src, space)
-            if gmem_space[src] != space:
-                self.out.append(error("codegen.tile_space", f"gmem tensor {src!r} is read as {gmem_space[src]} and as "
-                                      f"{space} (tile {r.name!r})", (src, r.name), f"read {src!r} one way"))
-                continue
             rows, cols = (dims[x] for x in SPACES[space])
             if r.dtype != dtype:
                 self.out.append(error("codegen.tile_dtype", f"tile {r.name!r} is {r.dtype!r}, expected {dtype!r} like the "
@@ -432,25 +427,19 @@ class _Checks:
             outputs.append(r.name)
         return outputs, spaces
 
-    def sides(self, acc: str, a: str, b: str, mma: Task) -> None:
-        """The MMA task drives every umma side: it produces the accumulator and consumes A and B;
-        each other task fits in one warpgroup."""
-        d = self.d
-        for res, side in ((acc, "producer"), (a, "consumer"), (b, "consumer")):
-            for t in (d.producers(res) if side == "producer" else d.consumers(res)):
-                if t is not mma:
-                    self.out.append(error("codegen.umma_task", f"task {t.name!r} is the umma {side} of {res!r}, but only "
-                                          f"the MMA task {mma.name!r} issues tensor-core work", (t.name, res),
-                                          f"let {mma.name!r} {'produce' if side == 'producer' else 'consume'} {res!r}"))
-        for t in d.tasks:
+    def warpgroups(self, mma: Task) -> None:
+        """Each task other than the MMA task fits in one warpgroup (its role branch is one)."""
+        for t in self.d.tasks:
             if t is not mma and t.warp_idx // 4 != (t.warp_idx + t.num_warps - 1) // 4:
                 self.out.append(error("codegen.task_warpgroup", f"task {t.name!r} spans warps {t.warp_idx}.."
                                       f"{t.warp_idx + t.num_warps - 1}, across warpgroups; a GEMM kernel runs each "
                                       "non-MMA task inside one warpgroup (4 warps starting at a multiple of 4)",
                                       (t.name,), f"move {t.name!r} to warps starting at {(t.warp_idx + 3) // 4 * 4}"))
 
-    def reads(self, acc: str, a: str, b: str, mma: Task, spaces: dict[str, str]) -> None:
-        """Every operand of the MMA and of each store is read from a stage its task waited on."""
+    def reads(self, a: str, b: str, mma: Task, spaces: dict[str, str]) -> None:
+        """Every operand of the MMA and of each store is read from a stage its task waited on
+        (the schedule rules put the MMA between the accumulator's acquire and commit, and make
+        the MMA task the consumer of what it waits on)."""
         d = self.d
         plans = resolve(d)
         want = [(mma, x, f"{mma.name!r} issues mma on it") for x in (a, b)]
@@ -465,13 +454,6 @@ class _Checks:
                 self.out.append(error("codegen.read_without_wait", f"task {t.name!r} never waits on {x!r}, but {why}",
                                       (t.name, x), f"add {x}.wait() before and {x}.release() after its use in "
                                       f"{t.name!r} (through its group if it has one)"))
-        producers = {c.name for c in plans[mma.name].cursors}
-        g = d.group_of(acc)
-        owner = g.name if g is not None and g.mode.collapsed_side == "producer" else acc
-        if f"producer:{owner}" not in producers:
-            self.out.append(error("codegen.mma_without_acquire", f"task {mma.name!r} issues mma into {acc!r} without "
-                                  f"acquiring and committing it", (mma.name, acc),
-                                  f"add {acc}.acquire() before the k loop and {acc}.commit() after it"))
 
     def chunks(self, shapes: dict, spaces: dict[str, str], bm: int, bn: int, bk: int) -> None:
         """Threads of a storing or thread-loading task split the tile's 16-byte chunks evenly."""
@@ -525,8 +507,8 @@ def plan_gemm(design: Design, arch: str = "sm_90a", b_major: str = "mn",
     outputs, out_spaces = c.outputs(acc.name, dtype, shapes)
     gmem_spaces = {src: space for space, _, _, src in shapes.values()} | out_spaces
     c.k_steps({**{r: s[0] for r, s in shapes.items()}, **out_spaces})
-    c.sides(acc.name, a, b, mma)
-    c.reads(acc.name, a, b, mma, out_spaces)
+    c.warpgroups(mma)
+    c.reads(a, b, mma, out_spaces)
     c.chunks(shapes, out_spaces, bm, bn, bk)
     stored = {s.target for t in d.tasks if t.schedule for s in t.schedule.steps() if s.op == "store"}
     for o in outputs:
