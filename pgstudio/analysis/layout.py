@@ -398,11 +398,12 @@ def _default_arch(design: Design) -> str:
     known = [a for a in design.targets if a in ARCHES] or [ARCHES[0]]
     if len(known) == 1:
         return known[0]
-    return max(known, key=lambda a: smem_layout(design, arch=a).total_bytes / smem_capacity(a))
+    barriers = barrier_layout(design)
+    return max(known, key=lambda a: smem_layout(design, arch=a, barriers=barriers).total_bytes / smem_capacity(a))
 
 
 def smem_layout(design: Design, capacity: int | None = None, *, arch: str | None = None,
-                staging_dtype: str | None = None) -> SmemLayout:
+                staging_dtype: str | None = None, barriers: BarrierLayout | None = None) -> SmemLayout:
     """The shared memory a block of ``design``'s kernel requests on ``arch`` (default: the
     design's tightest target), against ``capacity`` (default: the arch's).
 
@@ -411,7 +412,8 @@ def smem_layout(design: Design, capacity: int | None = None, *, arch: str | None
     accumulator staging at the next ``DATA_ALIGN`` boundary, float32 when it fits, else
     ``staging_dtype`` = the operands' type (``staging_dtype`` forces one); the barriers of
     ``barrier_layout(design)`` 16-byte aligned; on sm_100a the tensor-memory extras; and, when it
-    fits, ``ALIGN_SLACK`` bytes so the kernel can align its base by hand.
+    fits, ``ALIGN_SLACK`` bytes so the kernel can align its base by hand.  ``barriers``: the
+    design's ``barrier_layout`` when the caller has it already.
     """
     arch = arch or _default_arch(design)
     cap = capacity if capacity is not None else (smem_capacity(arch) if arch in ARCHES else SMEM_CAPACITY)
@@ -434,7 +436,7 @@ def smem_layout(design: Design, capacity: int | None = None, *, arch: str | None
         cfg = r.pipeline_config
         buffers.append(Buffer(r.name, offsets[root], cfg.num_bytes, cfg.num_stages, None if root == r.name else root))
     data = offset
-    nbar = sum(s.stages for s in design_sets(design)) * BARRIER_BYTES
+    nbar = barriers.num_bytes if barriers is not None else sum(s.stages for s in design_sets(design)) * BARRIER_BYTES
     accs = [(a, shape) for a in accumulators(design) if (shape := accumulator_shape(design, a)) is not None]
     if not accs:
         return SmemLayout(tuple(buffers), data, _align(data, 16), nbar, cap, tmem, arch=arch)

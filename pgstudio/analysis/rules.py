@@ -24,7 +24,7 @@ from ..model.targets import ARCHES
 from ..model.task import MAX_WARPS
 from .build.rules import known_targets, per_target, rule_codegen
 from .expr import compute_exprs
-from .layout import smem_layout
+from .layout import barrier_layout, smem_layout
 from .protocol import SIGNALLER_WHY, expected_threads
 
 Rule = Callable[[Design], Iterator[Diagnostic]]
@@ -277,8 +277,10 @@ def rule_loops(d: Design) -> Iterator[Diagnostic]:
 
 def rule_smem(d: Design) -> Iterator[Diagnostic]:
     """What the kernel requests on each target (data, accumulator staging, barriers) fits a block."""
+    barriers = barrier_layout(d)
+
     def check(arch: str) -> Iterator[Diagnostic]:
-        smem = smem_layout(d, arch=arch)
+        smem = smem_layout(d, arch=arch, barriers=barriers)
         if not smem.fits:
             yield smem.problem(d)
     yield from per_target(d, check) if known_targets(d) else check(ARCHES[0])

@@ -20,7 +20,7 @@ Accumulator fragment of thread t (warp w = t/32 of its warpgroup, lane l) for re
 
 from __future__ import annotations
 
-from ..analysis.build.gemm_plan import MAX_BN as MAX_N
+from ..analysis.build.gemm_limits import MAX_BN as MAX_N
 
 #: wgmma operand type names by pgstudio dtype.
 AB_TYPE = {"float16": "f16", "bfloat16": "bf16"}

@@ -45,8 +45,12 @@ def per_target(design: Design, check: Callable[[str], Iterable[Diagnostic]]) -> 
 
 def rule_codegen(design: Design) -> Iterator[Diagnostic]:
     """What the generator cannot build for the design's targets (runs on a design the earlier
-    rules accept: the generator reads a consistent design)."""
-    yield from per_target(design, lambda arch: plan_for(design, arch).problems)
+    rules accept: the generator reads a consistent design).  A streaming plan is the same for
+    every target, so it is made once."""
+    if is_mma_design(design):
+        yield from per_target(design, lambda arch: plan_gemm(design, arch).problems)
+    elif known_targets(design):
+        yield from plan_stream(design).problems
 
 
 __all__ = ["known_targets", "per_target", "plan_for", "rule_codegen"]

@@ -14,6 +14,7 @@ raises for a design: the rule table reports the same problems from the same func
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 from ...model.design import Design
 from ...model.diagnostic import Diagnostic, error
@@ -49,10 +50,14 @@ class StreamPlan:
     dtype: str
     tile_elems: int
     layout: BarrierLayout
-    smem: SmemLayout
     tasks: tuple[TaskCode, ...]
     tensors: tuple[tuple[str, bool], ...]  # (gmem tensor, is_output) in design order
     exprs: dict[str, Expr]  # what each computed resource holds
+
+    @cached_property
+    def smem(self) -> SmemLayout:
+        """Data buffers and barriers (made when the generator asks: the rules check capacity)."""
+        return smem_layout(self.design, barriers=self.layout)
 
     @property
     def tile_bytes(self) -> int:
@@ -224,7 +229,7 @@ def plan_stream(design: Design) -> Planned[StreamPlan]:
         tensors.append((r.name, out))
     if problems:
         return Planned(None, tuple(problems))
-    return Planned(StreamPlan(design, dt, tile, layout, smem_layout(design), tuple(tasks), tuple(tensors), exprs))
+    return Planned(StreamPlan(design, dt, tile, layout, tuple(tasks), tuple(tensors), exprs))
 
 
 __all__ = ["STAGE_ALIGN", "StreamPlan", "TILES", "TaskCode", "is_mma_design", "plan_stream"]
