@@ -118,8 +118,8 @@ class Checks:
         if bk % BK_MULTIPLE:
             self.out.append(error("codegen.bk_swizzle", f"BK is {bk}, expected a multiple of {BK_MULTIPLE} (one 128-byte "
                                   "swizzle row of 16-bit elements per panel)", (d.name,),
-                                  f"use BK={max(BK_MULTIPLE, bk // BK_MULTIPLE * BK_MULTIPLE)} or "
-                                  f"{(bk // BK_MULTIPLE + 1) * BK_MULTIPLE}"))
+                                  "use BK=" + " or ".join(str(x) for x in dict.fromkeys(
+                                      (bk // BK_MULTIPLE * BK_MULTIPLE, (bk // BK_MULTIPLE + 1) * BK_MULTIPLE)) if x)))
         if bn % BN_MULTIPLE or bn > MAX_BN:
             self.out.append(error("codegen.bn_tile", f"BN is {bn}, expected a multiple of {BN_MULTIPLE} up to {MAX_BN} "
                                   "(one tensor-core instruction covers BN)", (d.name,), "use BN=128 or BN=256"))
