@@ -110,11 +110,6 @@ class BarrierLayout:
     def __str__(self) -> str:
         return self.table()
 
-    def _repr_mimebundle_(self, include=None, exclude=None):
-        from .display import layout_bundle
-        return layout_bundle(self)
-
-
 # -- building ------------------------------------------------------------------------------------
 
 def _own_sets(r: Resource, first: int) -> list[BarrierSet]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from ..errors import DesignError
 from ..model.design import Design
 from ..model.diagnostic import Diagnostic, error
+from .check import check
 from .diagnostics import Report
 from .rules import RULES
 
@@ -29,11 +30,6 @@ def validate(design: Design, *, checker: bool = False, iterations: int = 4) -> R
     diags = diagnostics(design)
     verdict = None
     if checker and not any(d.is_error for d in diags):
-        try:
-            from .check import check
-        except ImportError:  # the checker arrives with its own module
-            check = None
-        if check is not None:
-            verdict = check(design, iterations=iterations)
-            diags.extend(verdict.diagnostics())
+        verdict = check(design, iterations=iterations)
+        diags.extend(verdict.diagnostics())
     return Report(design.name, tuple(diags), verdict, subject=design)

@@ -16,6 +16,7 @@ from ..errors import DesignError
 from .group import PipelineGroup
 from .names import check_name
 from .resource import Resource
+from .serialize import design_from_json, design_to_json
 from .task import Task
 
 
@@ -115,13 +116,11 @@ class Design:
         return validate(self, checker=checker, iterations=iterations)
 
     def to_json(self, indent: int | None = 2) -> str:
-        from .serialize import design_to_json
         return design_to_json(self, indent=indent)
 
     @classmethod
     def from_json(cls, text: str | bytes) -> "Design":
-        from .serialize import design_from_json
-        return design_from_json(text)
+        return design_from_json(text, cls)
 
     # -- edits return new designs -----------------------------------------------------------
     def replace(self, **changes: Any) -> "Design":
@@ -180,7 +179,3 @@ class Design:
 
     def __str__(self) -> str:
         return self.summary()
-
-    def _repr_mimebundle_(self, include=None, exclude=None):
-        from ..analysis.display import design_bundle
-        return design_bundle(self)

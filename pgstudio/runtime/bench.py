@@ -91,17 +91,6 @@ class BenchTable:
     def __str__(self) -> str:
         return self.table()
 
-    def _repr_mimebundle_(self, include=None, exclude=None):
-        from html import escape
-        first = self.rows[0]
-        body = "".join(f"<tr><td>{escape(r.name)}</td><td>{escape(r.what)}</td><td>{r.median_ms:.4f}</td>"
-                       f"<td>{r.gbps:,.0f}</td><td>{r.median_ms / first.median_ms:.3f}</td></tr>" for r in self.rows)
-        return {"text/plain": self.table(),
-                "text/html": f"<p>{escape(self.design)}: {self.n:,} {escape(self.dtype)} elements</p><table><tr>"
-                             "<th>variant</th><th>what</th><th>median ms</th><th>GB/s</th><th>time / design</th></tr>"
-                             f"{body}</table>"}
-
-
 class _Progress:
     def __init__(self, total: int, enabled: bool) -> None:
         self.total, self.done, self.enabled = total, 0, enabled

@@ -8,38 +8,23 @@ task, barrier, stage, phase and iteration stopped) is shown.  The chart is plain
 
 from __future__ import annotations
 
-import inspect
 from html import escape
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 import ipywidgets as W
 
+from ..codegen.kernel import emit
 from ..errors import CompileError, GpuUnavailable, KernelHangError
 from ..model.targets import ARCHES
-from ._snapshot import Unavailable, optional, optional_emit, rich_html
-
-if TYPE_CHECKING:
-    from .app import Studio
-
-#: Architectures compiled for, GPU or not.
-
-
-def _runtime(attr: str, what: str) -> Callable[..., Any]:
-    for module in ("pgstudio.runtime", f"pgstudio.runtime.{attr}", "pgstudio.runtime.compile",
-                   "pgstudio.runtime.bench", "pgstudio.runtime.run"):
-        try:
-            return optional(module, attr, what)
-        except Unavailable as exc:
-            last = exc
-    raise last
-
+from ..runtime._cupy import gpu_available
+from ..runtime.bench import benchmark
+from ..runtime.compile import compile_cubin
+from ._snapshot import rich_html
 
 def compile_for(design: Any, arch: str) -> tuple[Any, Any]:
     """Generate the kernel of ``design`` for ``arch`` and compile it (NVRTC; no GPU needed).
     Returns (KernelSource, compiled image)."""
-    emit = optional_emit()
-    source = emit(design, arch=arch) if "arch" in inspect.signature(emit).parameters else emit(design)
-    compile_cubin = _runtime("compile_cubin", "the compiler")
+    source = emit(design, arch=arch)
     return source, compile_cubin(source, arch)
 
 
@@ -108,8 +93,9 @@ def bar_chart(rows: list[tuple[str, float, str]]) -> str:
 class BenchPane:
     STEPS = ("generate CUDA source", *(f"compile for {a}" for a in ARCHES), "verify and time on the GPU")
 
-    def __init__(self, studio: "Studio") -> None:
-        self.studio = studio
+    def __init__(self, current: Callable[[], Any]) -> None:
+        """``current()``: the design to compile and time."""
+        self.current = current
         self.button = W.Button(description="Compile & Benchmark", icon="bolt", button_style="primary",
                                tooltip="compile for sm_90a and sm_100a, then verify and time on the GPU if there is one",
                                layout=W.Layout(width="220px"))
@@ -137,7 +123,7 @@ class BenchPane:
 
     def run(self) -> Any:
         """Compile and benchmark the current design; returns the results table or None."""
-        design = self.studio.design
+        design = self.current()
         self.button.disabled = True
         self.log.value = ""
         self.results.value = ""
@@ -156,11 +142,7 @@ class BenchPane:
             return None
         self._step(0, self.STEPS[0])
         try:
-            emit = optional_emit()
             source = emit(design)
-        except Unavailable as exc:
-            self._log(f"<div class='pg-na'>not available: {escape(str(exc))}</div>")
-            return None
         except Exception as exc:
             self._log(f"<span class='pg-bad'>code generation failed: {escape(str(exc))}</span>")
             return None
@@ -170,9 +152,6 @@ class BenchPane:
             self._step(i, self.STEPS[i])
             try:
                 _src, compiled = compile_for(design, arch)
-            except Unavailable as exc:
-                self._log(f"<div class='pg-na'>{arch}: not available: {escape(str(exc))}</div>")
-                continue
             except CompileError as exc:
                 log = getattr(exc, "log", "")
                 self._log(f"<span class='pg-bad'>{arch}: {escape(str(exc))}</span>"
@@ -185,19 +164,9 @@ class BenchPane:
             self._log(f"✔ compiled for <b>{arch}</b> ({escape(binary_size(compiled))})")
         self._step(len(ARCHES) + 1, self.STEPS[-1])
         try:
-            bench = _runtime("benchmark", "the benchmark")
-            try:
-                has_gpu = _runtime("gpu_available", "the GPU probe")()
-            except Unavailable:
-                has_gpu = True  # no probe: let the benchmark itself say GpuUnavailable
-            if not has_gpu:
+            if not gpu_available():
                 raise GpuUnavailable("CuPy sees no NVIDIA GPU in this Python process")
-            kwargs = {"progress": False} if "progress" in inspect.signature(bench).parameters else {}
-            results = bench(design, **kwargs)
-        except Unavailable as exc:
-            self._log(f"<div class='pg-na'>not available: {escape(str(exc))}</div>")
-            self._step(len(self.STEPS), "")
-            return None
+            results = benchmark(design, progress=False)
         except GpuUnavailable as exc:
             self._log(f"<div class='pg-na'>no GPU here, so nothing was timed ({escape(str(exc))}); "
                       f"the CUDA kernel was compiled for {' and '.join(ARCHES)} above.</div>")

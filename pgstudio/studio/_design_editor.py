@@ -3,15 +3,13 @@ re-deriving every schedule."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Callable
 
 import ipywidgets as W
 
 from . import _edits as E
 from ._ui import Sync, button, row, section
 
-if TYPE_CHECKING:
-    from .app import Studio
 
 BLANK = "(empty design)"
 
@@ -19,10 +17,14 @@ BLANK = "(empty design)"
 class DesignEditor:
     title = "Design"
 
-    def __init__(self, studio: "Studio") -> None:
+    def __init__(self, *, rename: Callable[[str], Any], set_problem: Callable[[str], Any],
+                 open_example: Callable[[str | None], Any], derive_all: Callable[[], Any],
+                 ungroup: Callable[[], Any]) -> None:
+        """The design-wide edits, as callbacks: rename, problem shape, open an example, re-derive, ungroup."""
         from .. import examples
 
-        self.studio = studio
+        self._rename, self._set_problem, self._open_example = rename, set_problem, open_example
+        self._derive_all, self._ungroup = derive_all, ungroup
         self.sync = Sync()
         self.name = W.Text(continuous_update=False, layout=W.Layout(width="220px"))
         self.problem = W.Text(continuous_update=False, placeholder="num_tiles=64, num_k_tiles=8",
@@ -33,8 +35,8 @@ class DesignEditor:
         self.derive = button("Derive every schedule", self._derive, icon="magic",
                              tip="replace attached @schedule functions by derived schedules")
         s = self.sync
-        s.on(self.name, lambda v: self.studio.rename_design(v))
-        s.on(self.problem, lambda v: self.studio.set_problem(v))
+        s.on(self.name, self._rename)
+        s.on(self.problem, self._set_problem)
         self.widget = W.VBox([
             section("Design"),
             row("name", self.name),
@@ -48,13 +50,13 @@ class DesignEditor:
         ])
 
     def _open(self) -> None:
-        self.studio.open_example(None if self.example.value == BLANK else self.example.value)
+        self._open_example(None if self.example.value == BLANK else self.example.value)
 
     def _derive(self) -> None:
-        self.studio.derive_all()
+        self._derive_all()
 
     def _ungroup(self) -> None:
-        self.studio.ungroup()
+        self._ungroup()
 
     def refresh(self, design: Any) -> None:
         with self.sync():

@@ -4,12 +4,10 @@ the element it is about in the dependency graph."""
 from __future__ import annotations
 
 from html import escape
-from typing import TYPE_CHECKING, Any
+from typing import Any, Callable
 
 import ipywidgets as W
 
-if TYPE_CHECKING:
-    from .app import Studio
 
 #: Rows shown at most (a broken design can have many; the count says how many more).
 MAX_ROWS = 40
@@ -41,8 +39,9 @@ class _Row:
 
 
 class DiagnosticsPane:
-    def __init__(self, studio: "Studio") -> None:
-        self.studio = studio
+    def __init__(self, *, highlight: Callable[[str], Any]) -> None:
+        """``highlight(name)``: mark a design element in the pictures (the "show" button)."""
+        self._highlight = highlight
         self.head = W.HTML()
         self.rows: list[_Row] = []
         self.box = W.VBox([])
@@ -52,7 +51,7 @@ class DiagnosticsPane:
 
     def locate(self, diag: Any) -> None:
         if diag is not None and diag.where:
-            self.studio.highlight(diag.where[0])
+            self._highlight(diag.where[0])
 
     def update(self, snapshot: Any) -> None:
         diags = list(snapshot.diagnostics)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from html import escape
-from typing import TYPE_CHECKING, Any
+from typing import Any, Callable
 
 import ipywidgets as W
 
@@ -11,8 +11,6 @@ from ..model.group import PipelineGroupMode
 from ._list_editor import ListEditor
 from ._ui import Sync, button, row, section
 
-if TYPE_CHECKING:
-    from .app import Studio
 
 MODES = [m.value for m in PipelineGroupMode]
 WHAT = {
@@ -35,8 +33,10 @@ class GroupEditor(ListEditor):
     describe = staticmethod(describe)
     title = "Groups"
 
-    def __init__(self, studio: "Studio") -> None:
-        self.studio = studio
+    def __init__(self, current: Callable[[], Any], *, add: Callable[[], Any], remove: Callable[[str], Any],
+                 change: Callable[..., Any]) -> None:
+        """``current()``: the design; ``add()`` / ``remove(name)`` / ``change(name, mode=, members=, new_name=)``: edits."""
+        self.current, self._add_element, self._remove_group, self._change = current, add, remove, change
         self.sync = Sync()
         self.list = W.Select(options=[], rows=5, layout=W.Layout(width="100%"))
         self.new = button("New group", self._new, icon="plus", tip="a new Merge group; then pick its members")
@@ -46,10 +46,10 @@ class GroupEditor(ListEditor):
         self.members = W.SelectMultiple(options=[], rows=6, layout=W.Layout(width="260px"))
         self.info = W.HTML()
         s = self.sync
-        s.on(self.list, lambda v: self.show(self.studio.design))
+        s.on(self.list, lambda v: self.show(self.current()))
         s.on(self.name, self._rename)
-        s.on(self.mode, lambda v: self.studio.set_group(self.selected, mode=v))
-        s.on(self.members, lambda v: self.studio.set_group(self.selected, members=list(v)))
+        s.on(self.mode, lambda v: self._change(self.selected, mode=v))
+        s.on(self.members, lambda v: self._change(self.selected, members=list(v)))
         for widget, cls in ((self.list, "pg-group-list"), (self.name, "pg-group-name"), (self.mode, "pg-group-mode"),
                             (self.members, "pg-group-members")):
             widget.add_class(cls)
@@ -65,13 +65,13 @@ class GroupEditor(ListEditor):
                               self.form, self.empty])
 
     def _new(self) -> None:
-        self._add_with(self.studio.add_group)
+        self._add_with(self._add_element)
 
     def _remove(self) -> None:
-        self._remove_with(self.studio.remove_group)
+        self._remove_with(self._remove_group)
 
     def _rename(self, new: str) -> None:
-        self._rename_with(lambda old, new: self.studio.set_group(old, new_name=new), new)
+        self._rename_with(lambda old, new: self._change(old, new_name=new), new)
 
     def show(self, design: Any) -> None:
         name = self.selected

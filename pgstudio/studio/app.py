@@ -75,16 +75,25 @@ class Studio:
         self.message = W.HTML()
         self.undo_button = button("Undo", self.undo, icon="undo", tip="undo the last edit", width="90px")
         self.redo_button = button("Redo", self.redo, icon="repeat", tip="redo", width="90px")
-        self.banner = RestoreBanner(self)
-        self.files = FileBar(self)
-        self.editors = {"resources": ResourceEditor(self), "edges": EdgeEditor(self), "groups": GroupEditor(self),
-                        "tasks": TaskEditor(self), "design": DesignEditor(self)}
+        current = lambda: self.design  # noqa: E731  (editors read the one value through this)
+        self.banner = RestoreBanner(restore=self.restore_autosave)
+        self.files = FileBar(current, save=self.save, load=self.load, load_bytes=self.load_bytes)
+        self.editors = {
+            "resources": ResourceEditor(current, add=self.add_resource, remove=self.remove_resource,
+                                        rename=self.rename_resource, change=self.set_resource),
+            "edges": EdgeEditor(add=self.add_edge, remove=self.remove_edge),
+            "groups": GroupEditor(current, add=self.add_group, remove=self.remove_group, change=self.set_group),
+            "tasks": TaskEditor(current, add=self.add_task, remove=self.remove_task, change=self.set_task,
+                                use_derived=self.use_derived_schedule),
+            "design": DesignEditor(rename=self.rename_design, set_problem=self.set_problem,
+                                   open_example=self.open_example, derive_all=self.derive_all, ungroup=self.ungroup),
+        }
         self.editor_tabs = W.Tab(children=[e.widget for e in self.editors.values()],
                                  titles=[e.title for e in self.editors.values()])
-        self.diagnostics = DiagnosticsPane(self)
-        self.bench = BenchPane(self)
+        self.diagnostics = DiagnosticsPane(highlight=self.highlight)
+        self.bench = BenchPane(current)
         self.views = ViewPanes(self.bench.widget, lazy=lazy)
-        self.sweep = _sweep.attach(self)  # the Sweep tab (stages x bytes x groupings)
+        self.sweep = _sweep.attach(current, self.views.tab)  # the Sweep tab (stages x bytes x groupings)
         header = W.HBox([W.VBox([self.title, self.status]),
                          W.HBox([self.undo_button, self.redo_button], layout=W.Layout(min_width="190px"))],
                         layout=W.Layout(justify_content="space-between", align_items="center"))

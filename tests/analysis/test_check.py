@@ -18,6 +18,7 @@ from pgstudio.model.config import CooperativeGroup
 from pgstudio.model.kinds import Agent
 from pgstudio.model.schedule import CapturedSchedule, Loop
 from pgstudio.model.task import Task
+from pgstudio.render.display import verdict_bundle, verdict_html
 
 
 @pytest.mark.parametrize("name", list(examples.CANONICAL))
@@ -102,9 +103,9 @@ def test_validate_includes_the_verdict():
 
 def test_the_verdict_displays_as_a_table():
     v = check(mistakes.unordered_alias(), iterations=4)
-    html = v._repr_html_()
+    html = verdict_html(v)
     assert "<table>" in html and "write_while_held" in html and "ab.smem_b.load" in html
-    bundle = v._repr_mimebundle_()
+    bundle = verdict_bundle(v)
     assert bundle["text/plain"].startswith("UNSAFE (write_while_held)") and "<table>" in bundle["text/html"]
     assert "witness" in str(v) and len(v.table().splitlines()) == len(v.witness) + 1
 

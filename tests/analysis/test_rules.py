@@ -14,6 +14,7 @@ import pgstudio
 from pgstudio import (Agent, CooperativeGroup, DesignError, GmemTensor, MemoryResource, PipelineGroup,
                       PipelineGroupMode, ScheduleError, Task, create_tma_async_pipeline_cfg)
 from pgstudio.analysis.rules import RULES
+from pgstudio.render.display import report_html
 from pgstudio import examples
 
 Merge, Fork, FusedMerge = PipelineGroupMode.Merge, PipelineGroupMode.Fork, PipelineGroupMode.FusedMerge
@@ -285,7 +286,7 @@ def test_report_rendering():
     text = str(report)
     assert text.startswith("design 'merge_copy': 1 error(s), 0 warning(s)")
     assert "error [smem.capacity]" in text and "(fix: use fewer stages or smaller tiles)" in text
-    html = report._repr_html_()
+    html = report_html(report)
     assert "<table>" in html and "smem.capacity" in html and "1 error(s)" in html
-    assert "no problems found" in merge_copy().validate()._repr_html_()
+    assert "no problems found" in report_html(merge_copy().validate())
     assert not report and merge_copy().validate()

@@ -200,18 +200,17 @@ def test_debounce_redraws_once_edits_pause(tmp_path):
 
 
 def test_panes_say_what_is_missing_instead_of_failing(studio, monkeypatch):
+    import html
+
     from pgstudio.studio import _snapshot
 
-    real = _snapshot.optional
+    def missing(*args, **kwargs):  # as if graphviz were not installed
+        raise ImportError("No module named 'graphviz'")
 
-    def missing(module, attr, what):
-        if module.startswith("pgstudio.render"):
-            raise _snapshot.Unavailable(f"{what} ({module}) is not part of this pgstudio installation")
-        return real(module, attr, what)
-
-    monkeypatch.setattr(_snapshot, "optional", missing)
+    monkeypatch.setattr(_snapshot, "dependency_graph", missing)
     studio.add_resource()
     studio.redraw_all()
-    assert "not available: the dependency graph" in studio.views.html["graph"].value
+    graph = html.unescape(studio.views.html["graph"].value)
+    assert "not available: No module named 'graphviz'" in graph and "pgstudio[render]" in graph
     assert "needs a valid design" in studio.views.html["timeline"].value
     assert "24 barriers" in studio.views.html["barriers"].value  # the counts stay

@@ -1,25 +1,29 @@
-"""``pgstudio check FILE [--exhaustive] [--iterations K] [--inner N] [--method reduced|bfs]
-[--max-states N]``: every diagnostic, the checker's verdict with its witness, the barrier layout.
+"""``pgstudio check FILE [--exhaustive] [--iterations K] [--inner N] [--method reduced|bfs] [--max-states N]``:
+every diagnostic, the checker's verdict with its witness, the barrier layout.
 
-Replaces the foundation's ``check`` command (same output, more flags).  With ``--exhaustive``
-the checker runs even when the rule table already found errors: a witness often shows what an
-error does (a count that completes a phase early, a release that lets a stage be overwritten).
-Exit status: 0 when valid and not UNSAFE, 1 otherwise.
+With ``--exhaustive`` the checker runs even when the rule table already found errors: a witness
+often shows what an error does (a count that completes a phase early, a release that lets a stage be
+overwritten).  Exit status: 0 when valid and not UNSAFE, 1 otherwise.
 """
 
 from __future__ import annotations
 
 import argparse
 
+from ..analysis.check import MAX_STATES, METHODS, check
+from ..analysis.diagnostics import Report
+from ..analysis.layout import barrier_layout, smem_layout
+from ..analysis.validate import diagnostics
 from ..errors import DesignError
 from ..model.diagnostic import warning
-from .check import MAX_STATES, METHODS, check
-from .diagnostics import Report
-from .validate import diagnostics
+from ._common import design_argument, load_design
+
+NAME = "check"
+HELP = "validate a design file: diagnostics, the exhaustive checker's verdict, the barrier layout"
 
 
-def _args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("design", help="a design JSON file (pgstudio example NAME --out FILE writes one)")
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    design_argument(p)
     p.add_argument("--exhaustive", action="store_true", help="also run the exhaustive deadlock / race checker")
     p.add_argument("--iterations", type=int, default=4, help="iterations of the outermost loops the checker explores")
     p.add_argument("--inner", type=int, default=2, help="iterations of inner loops (k tiles) the checker explores")
@@ -28,9 +32,7 @@ def _args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-states", type=int, default=MAX_STATES, help="state cap; reaching it gives INCOMPLETE")
 
 
-def cmd_check(args: argparse.Namespace) -> int:
-    from ..cli import load_design
-    from .layout import barrier_layout, smem_layout
+def run(args: argparse.Namespace) -> int:
     design = load_design(args.design)
     diags = diagnostics(design)
     verdict = None
@@ -55,27 +57,3 @@ def cmd_check(args: argparse.Namespace) -> int:
     except Exception as exc:  # the diagnostics above say what is wrong
         print(f"(no barrier layout: {exc})")
     return 0 if report.ok else 1
-
-
-cmd_check.add_args = _args
-
-
-def demo_step(name, design, out) -> None:
-    """``pgstudio demo``: every canonical design's verdict over 8 iterations and its simulated period."""
-    from .simulate import simulate
-    print(f"checker: {check(design, 8).summary()}")
-    tl = simulate(design, iterations=8, inner=4)
-    print(f"simulated (8 iterations, inner loops 4, H200 cost model): {tl.end:.0f} ns, period {tl.period():.0f} ns")
-
-
-def _register() -> None:
-    """Replace the foundation's ``check`` and add a demo step (the CLI imports this module to
-    extend itself; the CLI import stays inside a function: analysis/ may not import it at
-    module level)."""
-    from .. import cli
-    cli.command("check", "validate a design file: diagnostics, the exhaustive checker's verdict, the barrier layout")(
-        cmd_check)
-    cli.add_demo_hook(demo_step)
-
-
-_register()
