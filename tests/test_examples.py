@@ -123,8 +123,23 @@ def test_chain_streams_through_the_code_generator_and_the_reference():
     rng = np.random.default_rng(0)
     a, b = rng.standard_normal(9).astype(np.float32), rng.standard_normal(9).astype(np.float32)
     ref = reference(chain(6), {"gmem_a": a, "gmem_b": b}, np, "float32")["gmem_d"]
-    z = (a + 1j * b) * (0.6 + 0.8j) ** 5  # each step rotates (a, b); D = a + b of the last group
-    assert np.allclose(ref, z.real + z.imag, rtol=1e-5, atol=1e-6)
+    x = np.stack([a, b]).astype(np.float64)
+    for _ in range(5):  # each step: (a, b) -> (a + b, (b - a) / 2); D = a + b of the last group
+        x = np.array([[1, 1], [-0.5, 0.5]]) @ x
+    assert np.allclose(ref, x[0] + x[1], rtol=1e-5, atol=1e-6)
+
+
+def test_chain_values_stay_in_range_at_any_depth():
+    np = pytest.importorskip("numpy")
+    from pgstudio.runtime.data import from_float32
+    from pgstudio.runtime.reference import reference
+    rng = np.random.default_rng(1)
+    a, b = rng.standard_normal(4096).astype(np.float32), rng.standard_normal(4096).astype(np.float32)
+    peak = np.abs(np.stack([a, b])).max()
+    for dtype in ("float32", "float16"):
+        ins = {"gmem_a": from_float32(np, a, dtype), "gmem_b": from_float32(np, b, dtype)}
+        d = reference(chain(MAX_CHAIN_GROUPS, dtype=dtype), ins, np, dtype)["gmem_d"]
+        assert np.isfinite(d).all() and 0.1 * peak < np.abs(d).max() < 4 * peak
 
 
 @pytest.mark.parametrize("kwargs,match", [
