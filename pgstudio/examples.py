@@ -16,7 +16,8 @@ from .model.config import (CooperativeGroup, create_async_async_pipeline_cfg, cr
                            create_tma_async_pipeline_cfg, create_tma_umma_pipeline_cfg,
                            create_umma_async_pipeline_cfg)
 from .model.design import Design
-from .model.group import PipelineGroup, PipelineGroupMode
+from .model.group import PipelineGroup
+from .model.protocol import PipelineGroupMode
 from .model.kinds import Agent, AsyncProducerOp
 from .model.resource import Compute, GmemTensor, MemoryResource, TmemAccumulator
 from .model.targets import DTYPE_BYTES, SMEM_CAPACITY

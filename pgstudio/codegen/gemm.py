@@ -1,7 +1,7 @@
 """emit_gemm(design): a warp-specialised, persistent tensor-core GEMM kernel from a GEMM design.
 
 Every task becomes one role branch (a warp range); its captured schedule is walked step by step
-and each step becomes the barrier actions THE protocol table (``analysis/protocol.py``) gives it,
+and each step becomes the barrier actions THE protocol table (``model/protocol.py``) gives it,
 on the slots and init counts of ``barrier_layout(design)``.  Work steps become code: a tma
 ``load`` issues 128-byte-swizzled TMA box copies that complete on the member's full barrier; an
 async ``load`` copies with cp.async (AsyncLoad) or loads and stores (AsyncThread) into the same
@@ -30,7 +30,7 @@ from ..model.design import Design
 from ..model.kinds import AsyncProducerOp, OpKind
 from ..model.resource import Memory
 from ..model.schedule import Loop, Step
-from ..analysis.protocol import group_actions, member_actions
+from ..model.protocol import group_actions, member_actions
 from . import tcgen05, wgmma
 from .gemm_plan import PANEL_COLS, SPACES, GemmPlan, plan_gemm
 from .gemm_prelude import DIAG_WORDS, prelude
@@ -252,7 +252,7 @@ class _Task:
                 if a.verb == "wait":
                     self.wait_for(bset, key)
                 elif a.verb == "arrive_expect_tx":
-                    if a.once == "group" and self.later_group_acquire(s, rest):
+                    if a.once and self.later_group_acquire(s, rest):
                         continue
                     nbytes = (self.d.group(s.group).merged_config.num_bytes if a.bytes == "merged"
                               else self.d.resource(s.target).pipeline_config.num_bytes)

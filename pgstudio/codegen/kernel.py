@@ -27,10 +27,9 @@ from typing import Any, Mapping
 
 from ..errors import CompileError
 from ..model.design import Design
-from ..model.kinds import AsyncProducerOp, OpKind
+from ..model.kinds import AsyncProducerOp, OpKind, Who
 from ..model.resource import Memory
 from ..model.targets import ARCHES
-from ..analysis.protocol import ONE
 from ._writer import Writer
 from .instrument import Instrument, Stamps
 from .ptx import DRAIN_NS, PRELUDE, RECORD_INTS
@@ -256,7 +255,7 @@ class _Kernel:
             elif a.verb == "complete_tx":
                 self._bulk_copy(tc, rs, slot)
             elif a.verb == "arrive":
-                if a.who == ONE:
+                if a.who is Who.ONE:
                     w.add(self._one(tc, f"pg_mbar_arrive({slot});"))
                 elif rs.step.op == "commit" and self._async_load(rs):
                     w.add(f"pg_cp_async_arrive_noinc({slot});  // arrives once this thread's cp.async landed")

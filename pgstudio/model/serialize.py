@@ -16,7 +16,8 @@ from typing import Any, Callable
 
 from ..errors import DesignError
 from .config import CooperativeGroup, PipelineConfig
-from .group import PipelineGroup, PipelineGroupMode
+from .group import PipelineGroup
+from .protocol import PipelineGroupMode
 from .kinds import Agent, AsyncProducerOp, PipelineType
 from .names import name_problem
 from .resource import RESOURCE_CLASSES, Compute

@@ -7,7 +7,7 @@ from typing import Any, Callable
 
 import ipywidgets as W
 
-from ..model.group import PipelineGroupMode
+from ..model.protocol import PipelineGroupMode
 from ._list_editor import ListEditor
 from ._ui import Sync, button, row, section
 
