@@ -143,7 +143,7 @@ class _Resolver:
     def _group(self, resource: str) -> PipelineGroup | None:
         return self.design.group_of(resource)
 
-    def cursor_for(self, step: Step, side: str) -> Cursor | None:
+    def cursor_for(self, step: Step, side: Side) -> Cursor | None:
         if step.via == "group":
             g = self.design.group(step.target)
             owner, stages = g.name, g.merged_config.num_stages
@@ -158,8 +158,8 @@ class _Resolver:
         name = f"{side}:{owner}"
         members = g.member_names if step.via == "group" else (step.target,)
         for m in members:
-            self.stage_cursors.setdefault((m, Side(side)), name)
-        return self.cursors.setdefault(name, Cursor(name, Side(side), owner, stages))
+            self.stage_cursors.setdefault((m, side), name)
+        return self.cursors.setdefault(name, Cursor(name, side, owner, stages))
 
     # -- actions ------------------------------------------------------------------------------
     def _bind(self, actions: tuple[Action, ...], resource: str, group: PipelineGroup | None,
@@ -181,7 +181,7 @@ class _Resolver:
             g = self.design.group(step.target)
             kind = g.merged_config.collapsed_kind
             cur = self.cursor_for(step, side)
-            acts = self._bind(group_actions(g.mode.value, step.op, kind), g.members[0].name, g, cur)
+            acts = self._bind(group_actions(g.mode, step.op, kind), g.members[0].name, g, cur)
             return ResolvedStep(step, side, kind, cur.name, acts, self._advance(step, cur))
         r = self.design.resource(step.target)
         cfg = r.pipeline_config
@@ -189,7 +189,7 @@ class _Resolver:
             return ResolvedStep(step, side, None, None)
         kind = cfg.pipeline_type.kind(side)
         g = self._group(r.name)
-        mode = g.mode.value if g is not None and step.via == "member" else None
+        mode = g.mode if g is not None and step.via == "member" else None
         cur = self.cursor_for(step, side)
         acts = tuple(a for a in member_actions(mode, step.op, kind)
                      if not a.once or self._last_member_step(step, g, later))

@@ -129,12 +129,17 @@ class Op(StrEnum):
     def side(self) -> Side:
         """Producer ops: try_acquire, acquire, commit and the work load / store / mma; the rest
         (try_wait, wait, release, read) are the consumer's."""
-        return Side.CONSUMER if self in (Op.TRY_WAIT, Op.WAIT, Op.RELEASE, Op.READ) else Side.PRODUCER
+        return _CONSUMER if self in _CONSUMER_OPS else _PRODUCER
 
     @property
     def is_work(self) -> bool:
         """Work (a copy, a store, an MMA, a read) rather than a barrier operation."""
-        return self in (Op.LOAD, Op.STORE, Op.MMA, Op.READ)
+        return self in _WORK_OPS
+
+
+_PRODUCER, _CONSUMER = Side.PRODUCER, Side.CONSUMER
+_CONSUMER_OPS = frozenset((Op.TRY_WAIT, Op.WAIT, Op.RELEASE, Op.READ))
+_WORK_OPS = frozenset((Op.LOAD, Op.STORE, Op.MMA, Op.READ))
 
 
 class Verb(StrEnum):

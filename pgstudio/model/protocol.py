@@ -164,7 +164,7 @@ GROUP_OPS: dict[PipelineGroupMode, tuple[Op, ...]] = {
 
 def is_group_op(mode: PipelineGroupMode | str, op: str) -> bool:
     """Does ``op`` go on the group object (once for every member) in ``mode``?"""
-    return op in GROUP_OPS[PipelineGroupMode(mode)]
+    return op in GROUP_OPS[mode if isinstance(mode, PipelineGroupMode) else PipelineGroupMode(mode)]
 
 
 def arrives_once(mode: PipelineGroupMode | str, role: Role | str) -> bool:
@@ -176,6 +176,11 @@ def arrives_once(mode: PipelineGroupMode | str, role: Role | str) -> bool:
 
 # -- lookups ---------------------------------------------------------------------------------------
 
+#: The schedule vocabulary by side, and each op's side by its text (``Op.side``, looked up once).
+_OPS_OF = {side: tuple(op for op in Op if op.side is side) for side in Side}
+_SIDE_OF = {op.value: op.side for op in Op}
+
+
 def member_actions(mode: PipelineGroupMode | str | None, op: str, kind: OpKind) -> tuple[Action, ...]:
     """Actions of a bare (``mode`` None) or ``group.member`` step.
 
@@ -183,7 +188,7 @@ def member_actions(mode: PipelineGroupMode | str | None, op: str, kind: OpKind) 
     per group stage with the merged bytes.  A member step that belongs on the group object
     (rejected by the schedule rules) keeps its per-member actions: that is what it would do."""
     acts = PROTOCOL.get((op, kind), ())
-    if mode is None or not acts or is_group_op(mode, op) or Op(op).side != PipelineGroupMode(mode).collapsed_side:
+    if mode is None or not acts or is_group_op(mode, op) or _SIDE_OF[op] != PipelineGroupMode(mode).collapsed_side:
         return acts
     return tuple(replace(a, once=True, bytes=Bytes.MERGED if a.bytes else a.bytes)
                  if a.verb.arrives and arrives_once(mode, a.role) else a for a in acts)
@@ -197,7 +202,7 @@ def group_actions(mode: PipelineGroupMode | str, op: str, kind: OpKind) -> tuple
 
 def side_actions(side: Side | str, kind: OpKind) -> tuple[Action, ...]:
     """Every action the ops of ``side`` perform for ``kind``."""
-    return tuple(a for op in Op if op.side == side for a in PROTOCOL.get((op, kind), ()))
+    return tuple(a for op in _OPS_OF[side] for a in PROTOCOL.get((op, kind), ()))
 
 
 def signaller(side: Side | str, kind: OpKind) -> Who | None:
