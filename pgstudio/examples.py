@@ -17,8 +17,8 @@ from .model.config import (CooperativeGroup, create_async_async_pipeline_cfg, cr
                            create_umma_async_pipeline_cfg)
 from .model.design import Design
 from .model.group import PipelineGroup
-from .model.protocol import PipelineGroupMode, is_group_op
 from .model.kinds import Agent, AsyncProducerOp
+from .model.protocol import PipelineGroupMode, is_group_op
 from .model.resource import Compute, GmemTensor, MemoryResource, TmemAccumulator
 from .model.targets import DTYPE_BYTES, SMEM_CAPACITY
 from .model.task import Task

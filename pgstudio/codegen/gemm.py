@@ -4,11 +4,11 @@ Every task becomes one role branch (a warp range); its resolved plan (``analysis
 protocol table, ``model/protocol.py``, bound to the slots and init counts of
 ``barrier_layout(design)``) is walked step by step, and each barrier action of the plan becomes
 code -- the walker reads cursors, barrier sets, verbs, who and bytes from the plan and derives
-none of them.  Work steps become code: a tma
-``load`` issues 128-byte-swizzled TMA box copies that complete on the member's full barrier; an
-async ``load`` copies with cp.async (AsyncLoad) or loads and stores (AsyncThread) into the same
-swizzled layout; ``mma`` issues wgmma (sm_90a) or tcgen05.mma (sm_100a); ``store`` computes the
-output expression and writes guarded 16-byte chunks to global memory.
+none of them.  Work steps become code: a tma ``load`` issues 128-byte-swizzled TMA box copies
+that complete on the member's full barrier; an async ``load`` copies with cp.async (AsyncLoad)
+or loads and stores (AsyncThread) into the same swizzled layout; ``mma`` issues wgmma (sm_90a)
+or tcgen05.mma (sm_100a); ``store`` computes the output expression (the checked grammar of
+``ops.py``) and writes guarded 16-byte chunks to global memory.
 
 How the umma kind runs on sm_90a (see ``wgmma.py``): the accumulator lives in the registers of
 the MMA warpgroup(s); an umma consumer release (the table's commit-arrive, ``after_mma``) is one
@@ -16,8 +16,8 @@ elected arrive after ``wgmma.wait_group`` retired the stage's MMAs (deferred by 
 one wgmma group stays in flight); an umma producer acquire waits for the staging buffer just
 before the registers are written to it (the registers are the accumulator until then), and its
 commit is one elected arrive after every MMA thread has written its fragment to the staging
-buffer.  On sm_100a (``tcgen05.py``) the same
-steps are tensor-memory allocation, tcgen05.mma and commit-to-mbarrier.
+buffer.  On sm_100a (``tcgen05.py``) the same steps are tensor-memory allocation, tcgen05.mma
+and commit-to-mbarrier.
 
 The problem size (M, N, K) is a kernel argument: one compiled kernel serves every shape of the
 same tiles; loops over ``num_tiles`` are persistent (tile = blockIdx.x; tile += gridDim.x).

@@ -30,6 +30,17 @@ and an arrival of that side on a shared barrier happens once per group stage: a 
 arrives there (the Fork tma producer's ``acquire``, which arms the shared full barrier with
 expect_tx) does so once, at the last member, with the group's merged bytes.  Copies still land
 each member's own bytes.
+
+Reading the table::
+
+    >>> from pgstudio.model.kinds import OpKind
+    >>> [str(a) for a in PROTOCOL[("acquire", OpKind.TMA)]]
+    ['wait(empty, all)', 'arrive_expect_tx(full, one, own bytes)']
+    >>> fork = PipelineGroupMode.Fork
+    >>> fork.group_ops, fork.collapsed_side, fork.shared_barriers
+    ((<Op.COMMIT: 'commit'>,), <Side.PRODUCER: 'producer'>, (<Role.FULL: 'full'>,))
+    >>> [str(a) for a in member_actions(fork, "acquire", OpKind.TMA)]
+    ['wait(empty, all)', 'arrive_expect_tx(full, one, merged bytes, once per group)']
 """
 
 from __future__ import annotations
