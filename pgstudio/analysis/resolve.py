@@ -1,9 +1,9 @@
 """The step resolver: every schedule step of a task -> concrete barrier actions on concrete sets.
 
 The protocol table (``model/protocol.py``) says what a step does to a member's ``full`` or
-``empty`` barrier; the layout (``layout.py``) says which barrier set that role reaches (a private set or
-a group's shared one).  This module joins the two, once, for every consumer of the protocol
-that needs concrete targets (the simulator, the checker and both code generators), so nobody
+``empty`` barrier; the layout (``layout.py``) says which barrier set that role reaches (a private
+set or a group's shared one).  This module joins the two, once, for every consumer of the
+protocol that needs concrete targets (the simulator, the checker and both code generators), so nobody
 writes a second protocol: a consumer reads cursor names, barrier sets, verbs, who and bytes from
 the plan and derives none of them.
 
@@ -31,7 +31,7 @@ from typing import Iterator, Union
 
 from ..model.design import Design
 from ..model.group import PipelineGroup
-from ..model.kinds import OpKind, Role, Side, Verb, Who
+from ..model.kinds import Bytes, OpKind, Role, Side, Verb, Who
 from ..model.protocol import ADVANCES, START_PHASE, Action, group_actions, member_actions
 from ..model.schedule import Loop, Step
 from ..model.task import Task
@@ -168,9 +168,9 @@ class _Resolver:
         for a in actions:
             bset = self.layout.set_for(resource, a.role)
             nbytes = 0
-            if a.bytes == "own":
+            if a.bytes is Bytes.OWN:
                 nbytes = self.design.resource(resource).pipeline_config.num_bytes
-            elif a.bytes == "merged" and group is not None:
+            elif a.bytes is Bytes.MERGED and group is not None:
                 nbytes = group.merged_config.num_bytes
             out.append(BarrierAction(a.verb, bset.name, a.role, a.who, nbytes, cursor.name, a.after_mma))
         return tuple(out)
