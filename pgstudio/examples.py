@@ -16,8 +16,9 @@ from .model.config import (CooperativeGroup, create_async_async_pipeline_cfg, cr
                            create_tma_async_pipeline_cfg, create_tma_umma_pipeline_cfg,
                            create_umma_async_pipeline_cfg)
 from .model.design import Design
-from .model.group import PipelineGroup, PipelineGroupMode
+from .model.group import PipelineGroup
 from .model.kinds import Agent, AsyncProducerOp
+from .model.protocol import PipelineGroupMode, is_group_op
 from .model.resource import Compute, GmemTensor, MemoryResource, TmemAccumulator
 from .model.targets import DTYPE_BYTES, SMEM_CAPACITY
 from .model.task import Task
@@ -158,38 +159,40 @@ MAX_CHAIN_GROUPS = 31
 WARP = CooperativeGroup(Agent.Warp, 1)
 
 
-def _wait_all(group):
-    """Consumer side of a chain group: one collapsed wait for FusedMerge, one per member otherwise."""
-    if group.mode is PipelineGroupMode.FusedMerge:
-        group.try_wait()
-        group.wait()
+def _sync_all(group, *ops):
+    """``ops`` (a probe and its blocking op, or a signal) once on the group object where the
+    protocol table collapses them for the group's mode, else on each member."""
+    if is_group_op(group.mode, ops[-1]):
+        for op in ops:
+            getattr(group, op)()
         return
     for m in group.member_names:
-        group.member(m).try_wait()
-        group.member(m).wait()
+        for op in ops:
+            getattr(group.member(m), op)()
+
+
+def _wait_all(group):
+    """Consumer side of a chain group: wait (once, or per member)."""
+    _sync_all(group, "try_wait", "wait")
 
 
 def _release_all(group):
-    """Merge / FusedMerge release the group once; a Fork's consumer releases each member."""
-    if group.mode is PipelineGroupMode.Fork:
-        for m in group.member_names:
-            group.member(m).release()
-    else:
-        group.release()
+    """Consumer side of a chain group: release (once, or per member)."""
+    _sync_all(group, "release")
 
 
 def _fill_all(group, *srcs):
     """Producer side: acquire every member, fill each from ``srcs`` (one source each, or all of
-    them for every member), commit per member (Merge, FusedMerge) or once (Fork)."""
-    fork = group.mode is PipelineGroupMode.Fork
+    them for every member), commit per member or once (where the group object takes commit)."""
+    once = is_group_op(group.mode, "commit")
     for i, m in enumerate(group.member_names):
         member = group.member(m)
         member.try_acquire()
         member.acquire()
         member.load(*(srcs[i:i + 1] if len(srcs) == len(group.members) else srcs))
-        if not fork:
+        if not once:
             member.commit()
-    if fork:
+    if once:
         group.commit()
 
 

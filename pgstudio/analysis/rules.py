@@ -17,11 +17,11 @@ from ..model.diagnostic import Diagnostic, error
 from ..model.group_rules import check_group
 from ..model.kinds import OpKind
 from ..model.names import name_problem
+from ..model.protocol import SIGNALLER_WHY, expected_threads
 from ..model.resource import COMPUTE_OPS, DTYPES, Memory
 from ..model.schedule_rules import check_schedule
 from ..model.task import MAX_WARPS
 from .layout import smem_layout
-from .protocol import SIGNALLER_WHY, expected_threads
 
 Rule = Callable[[Design], Iterator[Diagnostic]]
 

@@ -27,10 +27,9 @@ from typing import Any, Mapping
 
 from ..errors import CompileError
 from ..model.design import Design
-from ..model.kinds import AsyncProducerOp, OpKind
+from ..model.kinds import AsyncProducerOp, OpKind, Role, Who
 from ..model.resource import Memory
 from ..model.targets import ARCHES
-from ..analysis.protocol import ONE
 from ._writer import Writer
 from .instrument import Instrument, Stamps
 from .ptx import DRAIN_NS, PRELUDE, RECORD_INTS
@@ -92,7 +91,7 @@ def emit(design: Design, *, arch: str = "sm_90a", validate: bool = True, watchdo
             raise CompileError(f"cannot generate a kernel for design {design.name!r}: it uses MMA (tensor memory / "
                                "umma), and the GEMM generator is not available yet; streaming designs "
                                "(tma/async producers, async consumers) compile today")
-        return gemm(design, arch=arch, **gemm_options)
+        return gemm(design, arch=arch, validate=False, **gemm_options)  # validated above when asked
     if gemm_options:
         raise CompileError(f"options {', '.join(sorted(gemm_options))} apply to MMA designs only; "
                            f"{design.name!r} is a streaming design")
@@ -256,9 +255,9 @@ class _Kernel:
             elif a.verb == "complete_tx":
                 self._bulk_copy(tc, rs, slot)
             elif a.verb == "arrive":
-                if a.who == ONE:
+                if a.who is Who.ONE:
                     w.add(self._one(tc, f"pg_mbar_arrive({slot});"))
-                elif rs.step.op == "commit" and self._async_load(rs):
+                elif a.role is Role.FULL and self._async_load(rs):  # a producer's arrival
                     w.add(f"pg_cp_async_arrive_noinc({slot});  // arrives once this thread's cp.async landed")
                 else:
                     w.add(f"pg_mbar_arrive({slot});")

@@ -18,7 +18,7 @@ from ..analysis.layout import BarrierLayout, SmemLayout, barrier_layout, smem_la
 from ..analysis.resolve import TaskPlan, resolve
 from ..errors import CompileError
 from ..model.design import Design
-from ..model.kinds import AsyncProducerOp, OpKind
+from ..model.kinds import AsyncProducerOp, OpKind, Side
 from ..model.resource import Memory
 from ..model.schedule import Loop
 from ..model.task import Task
@@ -58,16 +58,12 @@ class StreamPlan:
         return self.design.num_warps * 32
 
     def consumer_cursor(self, task: TaskCode, resource: str) -> str:
-        """The cursor through which ``task`` reads ``resource``'s current stage."""
-        g = self.design.group_of(resource)
-        owner = g.name if g is not None and g.mode.collapsed_side == "consumer" else resource
-        name = f"consumer:{owner}"
+        """The cursor through which ``task`` reads ``resource``'s current stage (from its plan)."""
         try:
-            task.plan.cursor(name)
+            return task.plan.cursor_of(resource, Side.CONSUMER).name
         except KeyError:
             raise CompileError(f"task {task.task.name!r} reads {resource!r} without waiting on it; "
                                f"add {resource}.wait() (and release) to its schedule") from None
-        return name
 
 
 def is_mma_design(design: Design) -> bool:

@@ -16,9 +16,10 @@ from typing import Any, Callable
 
 from ..errors import DesignError
 from .config import CooperativeGroup, PipelineConfig
-from .group import PipelineGroup, PipelineGroupMode
+from .group import PipelineGroup
 from .kinds import Agent, AsyncProducerOp, PipelineType
 from .names import name_problem
+from .protocol import PipelineGroupMode
 from .resource import RESOURCE_CLASSES, Compute
 from .schedule import ALL_OPS, VIAS, CapturedSchedule, Loop, Step
 from .task import Task

@@ -28,7 +28,8 @@ from ..codegen.kernel import emit
 from ..errors import PgStudioError
 from ..model.derive import derive_design
 from ..model.design import Design
-from ..model.group import PipelineGroup, PipelineGroupMode
+from ..model.group import PipelineGroup
+from ..model.protocol import PipelineGroupMode
 from ..model.targets import dtype_bytes
 from ..model.ungroup import ungrouped
 

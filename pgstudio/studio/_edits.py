@@ -15,9 +15,10 @@ from typing import Any, Iterable, Sequence
 from ..errors import DesignError
 from ..model.config import CooperativeGroup, PipelineConfig
 from ..model.design import Design
-from ..model.group import PipelineGroup, PipelineGroupMode
+from ..model.group import PipelineGroup
 from ..model.kinds import Agent, AsyncProducerOp, OpKind, PipelineType
 from ..model.names import name_problem
+from ..model.protocol import PipelineGroupMode
 from ..model.resource import RESOURCE_CLASSES, Compute, Memory, Resource
 from ..model.schedule import CapturedSchedule, Loop, Step
 from ..model.targets import DTYPE_BYTES

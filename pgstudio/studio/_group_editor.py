@@ -7,20 +7,26 @@ from typing import Any, Callable
 
 import ipywidgets as W
 
-from ..model.group import PipelineGroupMode
+from ..model.kinds import Role, Side
+from ..model.protocol import PipelineGroupMode
+from ..model.schedule import TRY_OPS
 from ._list_editor import ListEditor
 from ._ui import Sync, button, row, section
 
 
 MODES = [m.value for m in PipelineGroupMode]
-WHAT = {
-    "Merge": "N producers → 1 consumer: per-member full barriers, one shared empty barrier; the consumer task "
-             "calls group.release() once. (N+1)·S barriers.",
-    "Fork": "1 producer → N consumers: one shared full barrier, per-member empty barriers; the producer task "
-            "calls group.commit() once. (N+1)·S barriers.",
-    "FusedMerge": "N producers → 1 consumer on one shared full and one shared empty barrier; the consumer calls "
-                  "group.wait() and group.release() once. 2·S barriers.",
-}
+
+
+def what(mode: PipelineGroupMode) -> str:
+    """One line on a mode, read off the protocol table: its collapsed side, shared barriers and the
+    ops its group object takes."""
+    side = mode.collapsed_side
+    shape = "N producers → 1 consumer" if side is Side.CONSUMER else "1 producer → N consumers"
+    barriers = ", ".join(f"one shared {r} barrier" if r in mode.shared_barriers else f"per-member {r} barriers"
+                         for r in Role)
+    ops = " and ".join(f"group.{op}()" for op in mode.group_ops if op not in TRY_OPS)
+    count = "2·S" if len(mode.shared_barriers) == len(Role) else "(N+1)·S"
+    return f"{shape}: {barriers}; the {side} task calls {ops} once. {count} barriers."
 
 
 def describe(g: Any) -> str:
@@ -90,4 +96,4 @@ class GroupEditor(ListEditor):
             if list(self.members.options) != options:
                 self.members.options = options
             self.members.value = tuple(m for m in g.member_names if m in options)
-        self.info.value = f"<div class='pg-note'>{escape(WHAT[g.mode.value])}</div>"
+        self.info.value = f"<div class='pg-note'>{escape(what(g.mode))}</div>"

@@ -74,9 +74,13 @@ def test_merge_group_from_the_group_editor_changes_the_barrier_layout(studio):
     # the schedules were re-derived: the consumer releases the group once
     store = studio.design.task("store").schedule
     assert store.name == DERIVED and [s.target for s in store.steps() if s.op == "release"] == ["group_1"]
+    assert "calls group.release() once. (N+1)·S barriers" in groups.info.value
     groups.mode.value = "FusedMerge"
     assert studio.design.group("group_1").mode is PipelineGroupMode.FusedMerge
     assert "8 barriers" in studio.status.value and studio.report.ok
+    # the editor's note on the mode is read off the protocol table
+    assert "one shared full barrier, one shared empty barrier" in groups.info.value
+    assert "calls group.wait() and group.release() once. 2·S barriers" in groups.info.value
 
 
 def test_invalid_mix_appears_and_goes(studio):
