@@ -1,6 +1,7 @@
 """``Studio``: the notebook front end -- thin views over ONE Design value.
 
-Every edit (from a widget or from Python) is a pure function ``Design -> Design`` (``_edits``);
+Every edit (from a widget, a diagnostic's one-click fix or Python) is a pure function
+``Design -> Design`` (``model.edits``);
 the result has its derived schedules re-derived (``model.derive``), becomes the current design
 of the undo history and is autosaved; the editors are refilled at once, and the analysis panes
 (diagnostics, graph, barrier layout, timeline, checker, CUDA source) are redrawn once edits pause
@@ -22,10 +23,10 @@ from typing import Any, Callable
 import ipywidgets as W
 
 from ..errors import DesignError
-from ..model.derive import derive_design
+from ..model.derive import adopt_derived, derive_design
 from ..model.design import Design
 from ..model.ungroup import ungrouped
-from . import _edits as E
+from ..model import edits as E
 from . import _sweep
 from ._bench_pane import BenchPane
 from ._debounce import Debouncer
@@ -64,7 +65,7 @@ class Studio:
         self._autosave_error = False
         start = design if design is not None else E.blank_design()
         try:
-            start = derive_design(start)
+            start = derive_design(adopt_derived(start))
         except Exception:  # an odd design still opens; the diagnostics say what is wrong
             pass
         self._history = History(start)
@@ -85,12 +86,12 @@ class Studio:
             "groups": GroupEditor(current, add=self.add_group, remove=self.remove_group, change=self.set_group),
             "tasks": TaskEditor(current, add=self.add_task, remove=self.remove_task, change=self.set_task,
                                 use_derived=self.use_derived_schedule),
-            "design": DesignEditor(rename=self.rename_design, set_problem=self.set_problem,
-                                   open_example=self.open_example, derive_all=self.derive_all, ungroup=self.ungroup),
+            "design": DesignEditor(rename=self.rename_design, set_problem_value=self.set_problem_value,
+                                   open_template=self.new_design, derive_all=self.derive_all, ungroup=self.ungroup),
         }
         self.editor_tabs = W.Tab(children=[e.widget for e in self.editors.values()],
                                  titles=[e.title for e in self.editors.values()])
-        self.diagnostics = DiagnosticsPane(highlight=self.highlight)
+        self.diagnostics = DiagnosticsPane(highlight=self.highlight, apply_fix=self.apply_fix)
         self.bench = BenchPane(current)
         self.views = ViewPanes(self.bench.widget, lazy=lazy)
         self.sweep = _sweep.attach(current, self.views.tab)  # the Sweep tab (stages x bytes x groupings)
@@ -258,11 +259,27 @@ class Studio:
     def set_problem(self, text: str) -> bool:
         return self.edit(E.set_problem, text, what="problem shape changed")
 
+    def set_problem_value(self, key: str, value: Any) -> bool:
+        return self.edit(E.set_problem_value, key, value, what=f"problem: {key}={value}")
+
+    def new_design(self, template: str) -> bool:
+        """Replace the design by a new one from ``examples.TEMPLATES`` (undo brings the old back)."""
+        from .. import examples
+        return self.edit(lambda d: examples.template(template), what=f"new design from template {template!r}")
+
     def open_example(self, name: str | None) -> bool:
         from .. import examples
         if name is None:
             return self.edit(lambda d: E.blank_design(), what="opened an empty design")
-        return self.edit(lambda d: examples.example(name), what=f"opened example {name!r}")
+        return self.edit(lambda d: adopt_derived(examples.example(name)), what=f"opened example {name!r}")
+
+    def apply_fix(self, fix: Any) -> bool:
+        """Apply a diagnostic's one-click ``Fix`` (what its button in the Diagnostics pane does)."""
+        return self.edit(E.apply_fix, fix, what=f"fixed: {fix.label}")
+
+    def fixes(self) -> list:
+        """Every one-click fix the current diagnostics offer, in order."""
+        return [fx for d in self.report.diagnostics for fx in d.fixes]
 
     # -- files ------------------------------------------------------------------------------
     def save(self, path: str | os.PathLike) -> bool:

@@ -171,14 +171,21 @@ def test_save_load_and_bad_upload(studio, tmp_path):
 def test_design_tab_problem_derive_and_attached_schedules(tmp_path):
     s = Studio(examples.merge_gemm(), folder=tmp_path, debounce=0)
     tasks = s.editors["tasks"]
-    assert "attached: merge_mma_schedule" in tasks.schedule_head.value
-    tasks.derive.click()
-    assert s.design.task("mma").schedule.name == DERIVED and s.report.ok
-    s.editors["design"].problem.value = "num_tiles=4, num_k_tiles=2"
-    assert s.design.problem_dict == {"num_tiles": 4, "num_k_tiles": 2}
-    s.editors["design"].problem.value = "nonsense"
-    assert "not name=value" in s.message_text and s.design.problem_dict == {"num_tiles": 4, "num_k_tiles": 2}
-    s.editors["design"].derive.click()
+    # the seed's hand-written schedules are what derivation gives: they follow the design from the start
+    assert all(t.schedule.name == DERIVED for t in s.design.tasks) and s.report.ok
+    assert s.attach_schedule("epilogue", examples.epilogue_schedule(s.design.resource("tmem_c"),
+                                                                    s.design.resource("gmem_d"))), s.message_text
+    tasks.select("epilogue")
+    assert "attached: epilogue_schedule" in tasks.schedule_head.value
+    problem = s.editors["design"]
+    problem.fields["K"].value = "8192"  # num_k_tiles follows K / BK
+    assert s.design.problem_dict["num_k_tiles"] == 128 and problem.fields["num_k_tiles"].disabled
+    problem.fields["BM"].value = "nonsense"
+    assert s.design.problem_dict["BM"] == "nonsense" and s.design.problem_dict["num_tiles"] == 512
+    problem.new_key.value, problem.new_value.value = "9x", "1"
+    problem.add_key.click()
+    assert "not an identifier" in s.message_text and "9x" not in s.design.problem_dict
+    problem.derive.click()
     assert all(t.schedule.name == DERIVED for t in s.design.tasks)
 
 
