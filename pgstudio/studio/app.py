@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import datetime
 import os
+from pathlib import Path
 from html import escape
 from typing import Any, Callable
 
@@ -33,6 +34,7 @@ from ._debounce import Debouncer
 from ._design_editor import DesignEditor
 from ._diagnostics_pane import DiagnosticsPane
 from ._edge_editor import EdgeEditor
+from ._figures import BarrierPane, TimelinePane
 from ._file_bar import FileBar, RestoreBanner
 from ._files import autosave_path, load_design, parse_design, save_design, write_design
 from ._group_editor import GroupEditor
@@ -61,6 +63,7 @@ class Studio:
                  folder: str | os.PathLike | None = None, debounce: float = DEBOUNCE_S, iterations: int = 2,
                  lazy: bool = True) -> None:
         self.iterations = iterations
+        self.folder = Path(folder) if folder is not None else Path.cwd()
         self.autosave_file = autosave_path(name, folder) if autosave else None
         self._autosave_error = False
         start = design if design is not None else E.blank_design()
@@ -93,7 +96,10 @@ class Studio:
                                  titles=[e.title for e in self.editors.values()])
         self.diagnostics = DiagnosticsPane(highlight=self.highlight, apply_fix=self.apply_fix)
         self.bench = BenchPane(current)
-        self.views = ViewPanes(self.bench.widget, lazy=lazy)
+        self.timeline = TimelinePane(self.mark, folder=lambda: self.folder)
+        self.barriers = BarrierPane(self.mark)
+        self.views = ViewPanes(self.bench.widget, lazy=lazy,
+                               interactive={"timeline": self.timeline, "barriers": self.barriers})
         self.sweep = _sweep.attach(current, self.views.tab)  # the Sweep tab (stages x bytes x groupings)
         header = W.HBox([W.VBox([self.title, self.status]),
                          W.HBox([self.undo_button, self.redo_button], layout=W.Layout(min_width="190px"))],
@@ -199,6 +205,12 @@ class Studio:
         """Mark ``element`` (a resource, group or task) in the dependency graph and show it."""
         self.views.set_highlight(element)
         self.views.show("graph")
+
+    def mark(self, element: str | None) -> None:
+        """Mark ``element`` in the dependency graph without leaving the pane on screen (a click
+        in the timeline or the barrier layout: the graph shows it when opened)."""
+        self.views.highlight = element
+        self.views.stale.add("graph")
 
     # -- editors: one method per action, each a pure edit -----------------------------------
     def add_resource(self, name: str | None = None) -> bool:

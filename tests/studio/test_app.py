@@ -38,8 +38,10 @@ def test_opens_valid_and_every_pane_draws(studio):
     studio.redraw_all()
     html = studio.views.html
     assert "<svg" in html["graph"].value
-    assert "16 barriers" in html["barriers"].value and "data:image/svg+xml" in html["barriers"].value
-    assert "timeline of" in html["timeline"].value and "data:image/svg+xml" in html["timeline"].value
+    studio.barriers.draw_static.click()
+    assert "16 barriers" in studio.barriers.head.value and "data:image/svg+xml" in studio.barriers.static.value
+    assert "timeline of" in studio.timeline.head.value
+    assert studio.timeline.figure is not None and studio.barriers.figure is not None  # the Plotly widgets
     assert "SAFE" in html["checker"].value
     assert "__global__" in html["source"].value and "mbarrier" in html["source"].value
     assert "not available" not in "".join(h.value for h in html.values())
@@ -219,5 +221,5 @@ def test_panes_say_what_is_missing_instead_of_failing(studio, monkeypatch):
     studio.redraw_all()
     graph = html.unescape(studio.views.html["graph"].value)
     assert "not available: No module named 'graphviz'" in graph and "pgstudio[render]" in graph
-    assert "needs a valid design" in studio.views.html["timeline"].value
-    assert "24 barriers" in studio.views.html["barriers"].value  # the counts stay
+    assert "needs a valid design" in studio.timeline.head.value
+    assert "24 barriers" in studio.barriers.head.value  # the counts stay
