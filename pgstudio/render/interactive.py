@@ -24,7 +24,7 @@ LANE_PX, ROW_PX = 34, 30
 KIND_COLOUR = {"sync": style.SYNC, "blocked": "#E74C3C"}
 #: Hover text of a timeline event: every field a reader asks about.
 EVENT_HOVER = ("<b>%{customdata[1]}</b> %{customdata[2]}<br>%{customdata[3]}<br>"
-               "start %{base:.1f} ns, %{x:.1f} ns<extra></extra>")
+               "start %{base:.1f} ns, lasts %{x:.1f} ns<extra></extra>")
 
 
 def _go() -> Any:

@@ -53,11 +53,34 @@ def event_link(design: Any, event: Any, source: Any = None) -> Link:
                        if _step_matches(line.strip(), op, names)), -1)
     src_line = 0
     if source is not None:
-        for ln, elem in source.line_map:
-            if elem.startswith(f"{task}: ") and _step_matches(elem.split(": ", 1)[1], op, names):
-                src_line = ln
-                break
+        src_line = next((ln for ln, elem in source.line_map
+                         if elem.startswith(f"{task}: ") and _step_matches(elem.split(": ", 1)[1], op, names)), 0)
+        src_line = src_line or _coarse_line(source, task, op, names)
     return Link(f"{event.task}: {event.op}", event_text(event), event.target or task, task, sched_line, src_line)
+
+
+#: Words of the generated code that carry each step (for generators that map lines to elements only).
+OP_WORDS = {"wait": ("wait",), "try_wait": ("wait",), "acquire": ("wait",), "try_acquire": ("wait",),
+            "release": ("arrive",), "commit": ("arrive", "commit"), "load": ("cp", "tma", "load"),
+            "store": ("st", "store"), "mma": ("mma",), "read": ("ld", "read")}
+
+
+def _coarse_line(source: Any, task: str, op: str, names: set[str]) -> int:
+    """A generator whose ``line_map`` names elements only ("task:mma", "resource:smem_a"): the
+    line of the task's region about the step's resource or group, preferring one whose code says
+    the step's word (wait, arrive, mma, ...)."""
+    lines = source.code.splitlines()
+    region, inside = [], False
+    for ln, elem in source.line_map:
+        if elem.startswith("task:"):
+            inside = elem == f"task:{task}"
+        elif inside and elem.split(":", 1)[-1] in names:
+            region.append(ln)
+    words = OP_WORDS.get(op, (op,))
+    for ln in region:
+        if any(w in lines[ln - 1] for w in words):
+            return ln
+    return region[0] if region else 0
 
 
 def slot_link(design: Any, layout: Any, index: int, source: Any = None) -> Link:

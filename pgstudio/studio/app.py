@@ -104,13 +104,15 @@ class Studio:
         header = W.HBox([W.VBox([self.title, self.status]),
                          W.HBox([self.undo_button, self.redo_button], layout=W.Layout(min_width="190px"))],
                         layout=W.Layout(justify_content="space-between", align_items="center"))
-        # side by side when there is room (Voila, a wide notebook); views below editors otherwise
-        left = W.VBox([self.editor_tabs], layout=W.Layout(flex="1 1 400px", min_width="380px"))
-        right = W.VBox([self.views.widget], layout=W.Layout(flex="2 1 600px", min_width="420px"))
+        # side by side from about 1000 px (editors 380-460 px, pictures the rest); stacked below that
+        left = W.VBox([self.editor_tabs, self.files.widget], layout=W.Layout(flex="0 1 460px", min_width="380px"))
+        right = W.VBox([self.views.widget], layout=W.Layout(flex="1 1 560px", min_width="0"))
+        left.add_class("pg-left")
+        right.add_class("pg-right")
+        main = W.HBox([left, right], layout=W.Layout(width="100%", flex_flow="row wrap"))
+        main.add_class("pg-main")
         self.widget = W.VBox([
-            W.HTML(CSS), header, self.message, self.banner.widget, self.diagnostics.widget,
-            W.HBox([left, right], layout=W.Layout(width="100%", flex_flow="row wrap")),
-            self.files.widget,
+            W.HTML(CSS), header, self.message, self.banner.widget, self.diagnostics.widget, main,
         ])
         self.widget.add_class("pg-studio")
         self.status.add_class("pg-status")
