@@ -15,7 +15,9 @@ from .errors import DesignError
 from .model.config import (CooperativeGroup, create_async_async_pipeline_cfg, create_async_umma_pipeline_cfg,
                            create_tma_async_pipeline_cfg, create_tma_umma_pipeline_cfg,
                            create_umma_async_pipeline_cfg)
+from .model.derive import adopt_derived
 from .model.design import Design
+from .model.edits import blank_design
 from .model.group import PipelineGroup
 from .model.kinds import Agent, AsyncProducerOp
 from .model.protocol import PipelineGroupMode, is_group_op
@@ -547,6 +549,27 @@ CANONICAL: dict[str, Callable[..., Design]] = {
 STREAMING = ("merge_copy", "fork_copy", "fused_merge_copy")
 
 
+#: What "New design" offers: a label -> the canonical design it starts from (None: an empty design).
+TEMPLATES: dict[str, str | None] = {
+    "Streaming Merge: D = A + B": "merge_copy",
+    "Streaming Fork: D0 = A, D1 = relu(A)": "fork_copy",
+    "Streaming FusedMerge: D = A + B": "fused_merge_copy",
+    "GEMM mainloop: D = A @ B": "merge_gemm",
+    "GEMM + residual: D = A @ B + R": "merge_gemm_resadd",
+    "Fork GEMM + activation": "fork_gemm_act",
+    "Empty design": None,
+}
+
+
+def template(label: str) -> Design:
+    """A new design from one of ``TEMPLATES``: problem shape, dtypes, warpgroups and groups of the
+    canonical design, with schedules that follow the design (derived: a mode switch re-derives them)."""
+    if label not in TEMPLATES:
+        raise DesignError(f"no template named {label!r}; templates: {', '.join(TEMPLATES)}", code="examples.unknown")
+    name = TEMPLATES[label]
+    return blank_design() if name is None else adopt_derived(example(name))
+
+
 def example(name: str, **kwargs) -> Design:
     """A canonical design by name (``pgstudio.examples.example("merge_copy")``)."""
     if name not in CANONICAL:
@@ -555,4 +578,5 @@ def example(name: str, **kwargs) -> Design:
     return CANONICAL[name](**kwargs)
 
 
-__all__ = [*CANONICAL, "CANONICAL", "MAX_CHAIN_GROUPS", "STREAMING", "chain", "example", "ungrouped"]
+__all__ = [*CANONICAL, "CANONICAL", "MAX_CHAIN_GROUPS", "STREAMING", "TEMPLATES", "chain", "example", "template",
+           "ungrouped"]

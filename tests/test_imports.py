@@ -43,7 +43,7 @@ ALLOWED: dict[tuple[str, str], str] = {
         "Design.validate(), the seed's API: the method's body delegates to the rule table",
 }
 
-HEAVY = {"graphviz": "render", "matplotlib": "render", "cupy": "runtime", "ipywidgets": "studio", "ray": "runtime"}
+HEAVY = {"graphviz": "render", "matplotlib": "render", "plotly": "render", "cupy": "runtime", "ipywidgets": "studio", "ray": "runtime"}
 
 
 def _module_name(path: Path) -> str:

@@ -10,6 +10,7 @@ import argparse
 from ..codegen.kernel import emit
 from ..model.targets import ARCHES
 from ..runtime.compile import compile_cubin
+from ..runtime.progress import Progress
 from ._common import design_argument, load_design
 
 NAME = "compile"
@@ -20,11 +21,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     design_argument(p)
     p.add_argument("--arch", nargs="+", default=list(ARCHES), choices=ARCHES, help="targets to compile for")
     p.add_argument("--no-validate", action="store_true", help="compile even when design.validate() reports errors")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
 def run(args: argparse.Namespace) -> int:
     design = load_design(args.design)
-    for arch in args.arch:
-        cub = compile_cubin(emit(design, arch=arch, validate=not args.no_validate))
-        print(f"{design.name}: {arch} cubin, {len(cub):,} B, {cub.seconds * 1e3:.0f} ms (NVRTC, no GPU needed)")
+    lines = []
+    with Progress(len(args.arch), not args.quiet, "compile") as bar:
+        for arch in args.arch:
+            cub = compile_cubin(emit(design, arch=arch, validate=not args.no_validate))
+            lines.append(f"{design.name}: {arch} cubin, {len(cub):,} B, {cub.seconds * 1e3:.0f} ms (NVRTC, no GPU needed)")
+            bar.step(arch)
+    print("\n".join(lines))
     return 0

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ..analysis.simulate import simulate
 from ..codegen.instrument import Instrument
-from ..errors import PgStudioError
+from ..errors import GpuUnavailable, PgStudioError
 from ..render import to_png
 from ..render.timeline import timeline_figure
 from ..runtime._cupy import require_gpu
@@ -42,7 +42,12 @@ def run(args: argparse.Namespace) -> int:
         doc = chrome_trace(timelines)
         print(timelines[0].summary())
     else:
-        require_gpu()
+        try:
+            require_gpu()
+        except GpuUnavailable as exc:
+            why = str(exc).split("; without one")[0]
+            raise GpuUnavailable(f"{why}; the simulator's timeline needs no GPU: "
+                                 f"pgstudio trace {args.design} --simulate --out {args.out}") from None
         tr = trace(design, n=args.n, instrument=Instrument(args.blocks, args.capacity),
                    blocks_per_sm=args.blocks_per_sm)
         problems = tr.problems()

@@ -61,6 +61,37 @@ def derive_design(design: Design, *, replace_attached: bool = False) -> Design:
     return design.replace(tasks=tasks) if changed else design
 
 
+def adopt_derived(design: Design) -> Design:
+    """``design`` with every schedule attached by hand that is step for step what derivation
+    gives (argument names aside) replaced by the derived one, so it follows later edits: the
+    canonical designs' hand-written schedules are the seed's, and a mode switch re-derives them
+    instead of leaving a Merge schedule on a FusedMerge group."""
+    k_streamed = _k_streamed(design)
+    tasks, changed = [], False
+    for t in design.tasks:
+        if not is_derived(t.schedule):
+            sched = _derive(design, t, k_streamed)
+            if _same_steps(sched.nodes, t.schedule.nodes):
+                t = Task.unchecked(t.name, t.warp_idx, t.num_warps, t.src_resources, t.dst_resources, sched)
+                changed = True
+        tasks.append(t)
+    return design.replace(tasks=tasks) if changed else design
+
+
+def _same_steps(a: tuple, b: tuple) -> bool:
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if isinstance(x, Loop) or isinstance(y, Loop):
+            if not (isinstance(x, Loop) and isinstance(y, Loop) and (x.start, x.stop, x.step) == (y.start, y.stop, y.step)
+                    and _same_steps(x.body, y.body)):
+                return False
+        elif (x.op, x.target, x.via, x.group, [v for _, v in x.args]) != (y.op, y.target, y.via, y.group,
+                                                                            [v for _, v in y.args]):
+            return False
+    return True
+
+
 def derive_schedule(design: Design, task: str | Task) -> CapturedSchedule:
     """The derived schedule of one task of ``design`` (by name or object)."""
     t = design.task(task) if isinstance(task, str) else task

@@ -173,9 +173,16 @@ class Design:
         return self.replace(tasks=[t for t in self.tasks if t.name != name])
 
     def summary(self) -> str:
+        if not (self.resources or self.groups or self.tasks):
+            return f"design {self.name!r}: empty (no resources, groups or tasks yet)"
+
+        def count(n: int, what: str) -> str:
+            return f"{n} {what}{'s' if n != 1 else ''}"
+
         groups = ", ".join(f"{g.name}:{g.mode.value}" for g in self.groups) or "no groups"
-        return (f"design {self.name!r}: {len(self.resources)} resources ({len(self.pipelined)} pipelined), "
-                f"{groups}, {len(self.tasks)} tasks, {self.num_warps} warps")
+        warps = count(self.num_warps, "warp") if self.tasks else "no warps"
+        return (f"design {self.name!r}: {count(len(self.resources), 'resource')} ({len(self.pipelined)} pipelined), "
+                f"{groups}, {count(len(self.tasks), 'task')}, {warps}")
 
     def __str__(self) -> str:
         return self.summary()

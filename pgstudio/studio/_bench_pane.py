@@ -19,6 +19,7 @@ from ..model.targets import ARCHES
 from ..runtime._cupy import gpu_available
 from ..runtime.bench import benchmark
 from ..runtime.compile import compile_cubin
+from ..runtime.progress import Progress
 from ._snapshot import rich_html
 
 def compile_for(design: Any, arch: str) -> tuple[Any, Any]:
@@ -104,19 +105,31 @@ class BenchPane:
         self.progress = W.IntProgress(min=0, max=len(self.STEPS), value=0, layout=W.Layout(width="260px"))
         self.stage = W.HTML("<span class='pg-note'>design vs ungrouped vs library peer; each verified before "
                             "it is timed</span>")
+        self.eta = W.HTML()
+        self.eta.add_class("pg-eta")
         self.log = W.HTML()
         self.results = W.HTML()
         self.widget = W.VBox([W.HBox([self.button, self.progress, self.stage], layout=W.Layout(align_items="center")),
-                              self.log, self.results])
+                              self.eta, self.log, self.results])
         self.last: Any = None
+        self._bar: Progress | None = None
 
     def design_changed(self, design: Any) -> None:
         if self.last is not None:
             self.stage.value = "<span class='pg-note'>the design changed since these results</span>"
 
     def _step(self, i: int, text: str) -> None:
+        """Step ``i`` of ``STEPS`` begins (``text``); the ones before it are done (tqdm's ETA)."""
+        while self._bar is not None and self._bar.done < min(i, len(self.STEPS)):
+            self._bar.step(self.STEPS[self._bar.done])
         self.progress.value = i
         self.stage.value = f"<span class='pg-note'>{escape(text)} ...</span>" if text else ""
+
+    def _show_eta(self, state: Any) -> None:
+        self.eta.value = f"<span class='pg-note'>{escape(state.text())}</span>"
+
+    def _timing(self, state: Any) -> None:
+        self.eta.value = f"<span class='pg-note'>timing: {escape(state.text())}</span>"
 
     def _log(self, html: str) -> None:
         self.log.value += f"<div>{html}</div>"
@@ -127,10 +140,14 @@ class BenchPane:
         self.button.disabled = True
         self.log.value = ""
         self.results.value = ""
+        self.eta.value = ""
         self.last = None
+        self._bar = Progress(len(self.STEPS), enabled=False, on_step=self._show_eta)
         try:
             return self._run(design)
         finally:
+            self._bar.close()
+            self._bar = None
             self.button.disabled = False
 
     def _run(self, design: Any) -> Any:
@@ -166,7 +183,7 @@ class BenchPane:
         try:
             if not gpu_available():
                 raise GpuUnavailable("CuPy sees no NVIDIA GPU in this Python process")
-            results = benchmark(design, progress=False)
+            results = benchmark(design, progress=self._timing)
         except GpuUnavailable as exc:
             self._log(f"<div class='pg-na'>no GPU here, so nothing was timed ({escape(str(exc))}); "
                       f"the CUDA kernel was compiled for {' and '.join(ARCHES)} above.</div>")

@@ -6,7 +6,7 @@ from typing import Any, Callable
 
 import ipywidgets as W
 
-from . import _edits as E
+from ..model import edits as E
 from ._ui import Sync, button, row, section, set_options
 
 

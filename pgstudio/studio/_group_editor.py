@@ -48,7 +48,7 @@ class GroupEditor(ListEditor):
         self.new = button("New group", self._new, icon="plus", tip="a new Merge group; then pick its members")
         self.remove = button("Remove group", self._remove, icon="trash", tip="members keep their own barriers")
         self.name = W.Text(continuous_update=False, layout=W.Layout(width="200px"))
-        self.mode = W.ToggleButtons(options=MODES, style={"button_width": "90px"})
+        self.mode = W.ToggleButtons(options=MODES, style={"button_width": "auto"})
         self.members = W.SelectMultiple(options=[], rows=6, layout=W.Layout(width="260px"))
         self.info = W.HTML()
         s = self.sync

@@ -9,7 +9,7 @@ import ipywidgets as W
 
 from ..model.kinds import Agent, AsyncProducerOp, PipelineType
 from ..model.resource import COMPUTE_OPS, DTYPES, Memory
-from . import _edits as E
+from ..model import edits as E
 from ._list_editor import ListEditor
 from ._ui import Sync, button, row, section, set_options
 

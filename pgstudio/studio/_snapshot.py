@@ -136,23 +136,50 @@ class Snapshot:
             return svg_block(svg, inline=True)
         return guarded(build)
 
-    def barriers_html(self) -> str:
+    @cached_property
+    def smem(self) -> Any:
+        return smem_layout(self.design)
+
+    def unavailable_html(self, exc: BaseException) -> str:
+        """A pane's note for ``exc`` (what ``guarded`` would say)."""
+        def fail() -> str:
+            raise exc
+        return guarded(fail)
+
+    def barrier_head_html(self) -> str:
+        return (f"<div class='pg-counts'>{escape(self.barrier_counts())}</div>"
+                f"<div class='pg-note'>{escape(self.smem_text())}. Hover a cell: slot, offset, phase parity per "
+                f"round, arrivals as threads and warps, the buffer stage it guards; click it to see it in the "
+                f"graph and the CUDA source.</div>")
+
+    def barrier_static_html(self) -> str:
+        """The grouped vs ungrouped picture and the slot table, folded (files and HTML keep the static pictures)."""
         def build() -> str:
-            counts = (f"<div class='pg-counts'>{escape(self.barrier_counts())}</div>"
-                      f"<div class='pg-note'>{escape(self.smem_text())}</div>")
             try:
                 picture = svg_block(to_svg(comparison_figure(self.design)), alt="barrier layout")
             except ImportError as exc:
                 picture = not_available(f"{exc}; install the picture libraries: pip install 'pgstudio[render]'")
-            except Exception as exc:
-                picture = not_available(f"the picture failed: {type(exc).__name__}: {exc}")
-            return counts + picture + f"<details><summary>slot table</summary>{pre(self.layout.table())}</details>"
+            return picture + f"<details><summary>slot table</summary>{pre(self.layout.table())}</details>"
         return guarded(build)
+
+    def barriers_html(self) -> str:
+        """The Barriers pane as static HTML (counts, the grouped vs ungrouped picture, the slot table)."""
+        def build() -> str:
+            picture = svg_block(to_svg(comparison_figure(self.design)), alt="barrier layout")
+            return (f"<div class='pg-counts'>{escape(self.barrier_counts())}</div>"
+                    f"<div class='pg-note'>{escape(self.smem_text())}</div>" + picture
+                    + f"<details><summary>slot table</summary>{pre(self.layout.table())}</details>")
+        return guarded(build)
+
+    @cached_property
+    def timeline(self) -> Any:
+        """The simulated timeline (``Unavailable`` for a design with errors)."""
+        self._needs_valid("the simulated timeline")
+        return simulate(self.design, iterations=max(self.iterations, 4), inner=INNER)
 
     def timeline_html(self) -> str:
         def build() -> str:
-            self._needs_valid("the simulated timeline")
-            tl = simulate(self.design, iterations=max(self.iterations, 4), inner=INNER)
+            tl = self.timeline
             head = f"<div class='pg-counts'>{escape(tl.summary())}</div>"
             try:
                 return head + svg_block(timeline_svg(tl), alt="timeline")

@@ -149,10 +149,11 @@ CASES = [
     ("two_consumers", merge_gemm, lambda d: d.with_task(Task.unchecked("peek", 31, 1, ["tmem_c"], [])),
      "pipeline.endpoints", ["pipelined resource 'tmem_c' has 2 consumer task(s) ('epilogue', 'peek'), expected exactly 1"]),
     ("consumer_count", merge_copy, lambda d: retask(d, "store", num_warps=2),
-     "config.arrive_count", ["resource 'smem_a' (TmaAsync): consumer_group has 128 threads, expected 64",
+     "config.arrive_count", ["resource 'smem_a' (TmaAsync): consumer_group is 4 Warps (128 threads), expected 2 Warps (64 threads)",
+                             "set consumer_group to 2 Warps (64 threads)",
                              "task 'store' has 2 warps and every async consumer thread arrives"]),
     ("producer_count", merge_gemm, lambda d: reconfig(d, "tmem_c", producer_group=CooperativeGroup(Agent.Warp, 1)),
-     "config.arrive_count", ["resource 'tmem_c' (UmmaAsync): producer_group has 32 threads, expected 1",
+     "config.arrive_count", ["resource 'tmem_c' (UmmaAsync): producer_group is 1 Warp (32 threads), expected 1 thread",
                              "one elected thread commit-arrives once the MMA has completed"]),
     # -- the dependency graph -------------------------------------------------------------------------
     ("graph_unknown", merge_copy, lambda d: d.replace(graph=[*d.graph, ("gmem_q", ("smem_a",))]),

@@ -60,6 +60,7 @@ def test_without_a_gpu_it_compiles_both_targets_and_says_so(studio, monkeypatch)
     assert compiled == ["sm_90a", "sm_100a"]
     assert "compiled for <b>sm_90a</b> (1,000 B cubin" in log and "<b>sm_100a</b>" in log
     assert "no GPU here" in log and studio.bench.progress.value == studio.bench.progress.max
+    assert "4/4 verify and time on the GPU" in studio.bench.eta.value and "so far" in studio.bench.eta.value
     assert not studio.bench.button.disabled
 
 
