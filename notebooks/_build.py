@@ -39,6 +39,23 @@ def timed_or_compiled(design):
 
 NOTEBOOKS: dict[str, list[str]] = {}
 
+
+def _try_it_counts() -> tuple[int, int, int]:
+    """00_studio's first try-it, computed (not typed): barriers of the canonical merge_gemm as a
+    Merge and after the switch to FusedMerge, and the errors the switch leaves (0: its schedules
+    follow the design).  tests/notebooks/test_try_it.py replays the switch in the studio."""
+    from pgstudio import examples
+    from pgstudio.analysis.layout import barrier_layout
+    from pgstudio.model import edits
+    from pgstudio.model.derive import adopt_derived, derive_design
+
+    merge = adopt_derived(examples.merge_gemm())
+    fused = derive_design(edits.set_group(merge, "ab", mode="FusedMerge"))
+    return barrier_layout(merge).num_barriers, barrier_layout(fused).num_barriers, len(fused.validate().errors)
+
+
+TRY_IT = _try_it_counts()
+
 NOTEBOOKS["00_studio"] = [
     """md:# The pgstudio studio
 
@@ -63,8 +80,8 @@ from pgstudio.studio import Studio
 
 studio = Studio(examples.merge_gemm(), name="00_studio")
 studio""",
-    """md:Try it: in **Groups**, switch `ab` to **FusedMerge** and watch the barrier count drop from
-16 to 12; in **Resources**, change `smem_b` to **TmaAsync** and read the diagnostic that
+    f"""md:Try it: in **Groups**, switch `ab` to **FusedMerge** and watch the barrier count drop from
+{TRY_IT[0]} to {TRY_IT[1]} (the schedules are re-derived for the new mode); in **Resources**, change `smem_b` to **TmaAsync** and read the diagnostic that
 appears (a Merge collapses the consumer side, so every member needs the same consumer kind).
 
 Everything the widgets do is a method, too. Each edit makes a new design; the studio keeps the
@@ -73,9 +90,9 @@ current one and the history:""",
 print(studio.report)""",
     """studio.undo()
 print(studio.design.summary(), "->", "valid" if studio.report.ok else "invalid")""",
-    """md:The example's schedules were written by hand with `@schedule`. The studio can derive them
-from the graph, the groups and the tasks instead; for the seed's designs the derived schedules are
-step for step the hand-written ones:""",
+    """md:The example's schedules were written by hand with `@schedule`; derived from the graph, the
+groups and the tasks they come out step for step the same, so the studio takes the derived ones and
+re-derives them after every edit (a mode switch, a member added or removed):""",
     """from pgstudio.model.derive import derive_schedule
 
 print(derive_schedule(studio.design, "mma").text())

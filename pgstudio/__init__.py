@@ -6,6 +6,8 @@ The public API keeps the names a CUTLASS Task Scheduling user knows (``PipelineG
 their libraries when first used.
 """
 
+import sys
+
 from .analysis import (BarrierAllocator, BarrierLayout, Report, SmemAllocator, barrier_layout, smem_layout,
                        validate)
 from .errors import CompileError, DesignError, GpuUnavailable, KernelHangError, PgStudioError, ScheduleError
@@ -16,6 +18,24 @@ from .model import (Agent, AsyncProducerOp, CapturedSchedule, Compute, Cooperati
                     create_umma_umma_pipeline_cfg, domain_loop, schedule, ungrouped)
 
 __version__ = "0.1.0"
+
+
+def load_ipython_extension(shell) -> None:
+    """``%load_ext pgstudio``: show pgstudio values in notebook cells with their pictures."""
+    from .render.display import register
+    register(shell)
+
+
+def _show_values_richly() -> None:
+    """In a running IPython shell (a notebook), register the rich views of ``render.display`` now,
+    so that a bare design, report, layout, timeline, verdict or result in a cell shows its picture."""
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None and hasattr(ipython, "get_ipython") else None
+    if shell is not None:
+        load_ipython_extension(shell)
+
+
+_show_values_richly()
 
 __all__ = [
     "Agent", "AsyncProducerOp", "BarrierAllocator", "BarrierLayout", "CapturedSchedule", "CompileError", "Compute",

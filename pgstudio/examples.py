@@ -12,13 +12,17 @@ from typing import Callable
 
 from .model.capture import domain_loop, schedule
 from .errors import DesignError
-from .model.config import (CooperativeGroup, create_async_umma_pipeline_cfg, create_tma_async_pipeline_cfg,
-                           create_tma_umma_pipeline_cfg, create_umma_async_pipeline_cfg)
+from .model.config import (CooperativeGroup, create_async_async_pipeline_cfg, create_async_umma_pipeline_cfg,
+                           create_tma_async_pipeline_cfg, create_tma_umma_pipeline_cfg,
+                           create_umma_async_pipeline_cfg)
+from .model.derive import adopt_derived
 from .model.design import Design
-from .model.group import PipelineGroup, PipelineGroupMode
+from .model.edits import blank_design
+from .model.group import PipelineGroup
 from .model.kinds import Agent, AsyncProducerOp
+from .model.protocol import PipelineGroupMode, is_group_op
 from .model.resource import Compute, GmemTensor, MemoryResource, TmemAccumulator
-from .model.targets import DTYPE_BYTES
+from .model.targets import DTYPE_BYTES, SMEM_CAPACITY
 from .model.task import Task
 from .model.ungroup import ungrouped
 
@@ -146,6 +150,149 @@ def fork_copy(num_stages: int = 4, tile_bytes: int = 8192, dtype: str = "float32
     ]
     return Design("fork_copy", [gmem_a, smem_x, smem_y, gmem_d0, gmem_d1],
                   {smem_x: [gmem_a], smem_y: [gmem_a], gmem_d0: [smem_x], gmem_d1: [smem_y]}, [xy], tasks,
+                  _stream_problem(num_elements, tile_bytes, dtype))
+
+
+# -- generated designs: chains of groups ----------------------------------------------------------
+
+#: The deepest chain: one loader, one task per later group and one store task, one warp each,
+#: in a block of at most 32 warps (1024 threads).
+MAX_CHAIN_GROUPS = 31
+WARP = CooperativeGroup(Agent.Warp, 1)
+
+
+def _sync_all(group, *ops):
+    """``ops`` (a probe and its blocking op, or a signal) once on the group object where the
+    protocol table collapses them for the group's mode, else on each member."""
+    if is_group_op(group.mode, ops[-1]):
+        for op in ops:
+            getattr(group, op)()
+        return
+    for m in group.member_names:
+        for op in ops:
+            getattr(group.member(m), op)()
+
+
+def _wait_all(group):
+    """Consumer side of a chain group: wait (once, or per member)."""
+    _sync_all(group, "try_wait", "wait")
+
+
+def _release_all(group):
+    """Consumer side of a chain group: release (once, or per member)."""
+    _sync_all(group, "release")
+
+
+def _fill_all(group, *srcs):
+    """Producer side: acquire every member, fill each from ``srcs`` (one source each, or all of
+    them for every member), commit per member or once (where the group object takes commit)."""
+    once = is_group_op(group.mode, "commit")
+    for i, m in enumerate(group.member_names):
+        member = group.member(m)
+        member.try_acquire()
+        member.acquire()
+        member.load(*(srcs[i:i + 1] if len(srcs) == len(group.members) else srcs))
+        if not once:
+            member.commit()
+    if once:
+        group.commit()
+
+
+@schedule
+def chain_load_schedule(group, a, b):
+    """The chain's head: one elected thread bulk-copies gmem_a and gmem_b into group 0."""
+    with domain_loop(0, "num_tiles", 1):
+        _fill_all(group, a, b)
+
+
+@schedule
+def chain_step_schedule(prev, nxt):
+    """One link of the chain: wait for group k-1, compute group k from it, release group k-1."""
+    with domain_loop(0, "num_tiles", 1):
+        _wait_all(prev)
+        vals = [prev.member(m).read() for m in prev.member_names]
+        _fill_all(nxt, *vals)
+        _release_all(prev)
+
+
+@schedule
+def chain_store_schedule(prev, output):
+    """The chain's tail: wait for the last group, store D from both members, release."""
+    with domain_loop(0, "num_tiles", 1):
+        _wait_all(prev)
+        vals = [prev.member(m).read() for m in prev.member_names]
+        output.store(*vals)
+        _release_all(prev)
+
+
+def _chain_tile_bytes(n_groups: int, num_stages: int, dtype: str) -> int:
+    """The largest power-of-two tile (16 B .. 4 KiB) whose buffers and barriers fit in shared memory."""
+    barriers = 3 * n_groups * num_stages * 8
+    tile = 4096
+    while tile > 16 and 2 * n_groups * num_stages * tile + barriers + 1024 > SMEM_CAPACITY:
+        tile //= 2
+    return max(tile, 16, DTYPE_BYTES.get(dtype, 4))
+
+
+def chain(n_groups: int, mode: PipelineGroupMode | str = PipelineGroupMode.Merge, num_stages: int = 4,
+          tile_bytes: int | None = None, dtype: str = "float32", num_elements: int = 1 << 22) -> Design:
+    """A generated design: a chain of ``n_groups`` two-member groups, each computed from the one before.
+
+    Group 0 (``s0_a``, ``s0_b``) is bulk-copied from ``gmem_a`` / ``gmem_b`` by one elected
+    thread; task ``step_k`` waits for group k-1 and fills group k from both of its members,
+    ``sk_a = a + b`` and ``sk_b = 0.5 (b - a)``; task ``store`` writes ``gmem_d = a + b`` of the
+    last group.  That step has determinant 1 and eigenvalues exp(+-i acos(3/4)), an irrational
+    rotation, so values neither grow nor repeat with depth (|step^k| < 1.7 for every k), and
+    with power-of-two factors the float result does not depend on FMA contraction: the kernel
+    and the reference agree bit for bit in every dtype, however deep the chain.  Every task is one warp, so a block holds at most
+    ``MAX_CHAIN_GROUPS`` groups.  ``mode`` (Merge, Fork or FusedMerge) applies to every group.
+    ``tile_bytes=None`` picks the largest power-of-two tile up to 4 KiB whose stages fit in
+    shared memory.  Chains exist to measure how analysis and code generation scale with the
+    depth of a design, and to exercise every group mode at depth.
+    """
+    if isinstance(mode, str):
+        try:
+            mode = PipelineGroupMode[mode]
+        except KeyError:
+            raise DesignError(f"chain mode is {mode!r}, expected one of "
+                              f"{', '.join(m.name for m in PipelineGroupMode)}", code="examples.chain") from None
+    if isinstance(n_groups, bool) or not isinstance(n_groups, int) or not 1 <= n_groups <= MAX_CHAIN_GROUPS:
+        raise DesignError(f"chain of {n_groups!r} groups: expected an integer from 1 to {MAX_CHAIN_GROUPS} "
+                          f"(one warp per task: a loader, {MAX_CHAIN_GROUPS - 1} steps and a store fill a "
+                          f"32-warp block)", code="examples.chain")
+    if dtype not in DTYPE_BYTES:
+        raise DesignError(f"chain dtype is {dtype!r}, expected one of {', '.join(DTYPE_BYTES)}", code="examples.chain")
+    tile_bytes = _chain_tile_bytes(n_groups, num_stages, dtype) if tile_bytes is None else tile_bytes
+    tile = (tile_bytes // DTYPE_BYTES[dtype],)
+    gmem_a, gmem_b = GmemTensor("gmem_a", dtype=dtype), GmemTensor("gmem_b", dtype=dtype)
+
+    def member(name: str, expr: str | None):
+        if expr is None:
+            cfg = create_tma_async_pipeline_cfg(num_stages=num_stages, num_bytes=tile_bytes, consumer_group=WARP)
+            return MemoryResource(name, cfg, Compute("copy"), dtype, tile)
+        cfg = create_async_async_pipeline_cfg(num_stages=num_stages, num_bytes=tile_bytes, producer_group=WARP,
+                                              consumer_group=WARP)
+        return MemoryResource(name, cfg, Compute("elementwise", expr), dtype, tile)
+
+    a, b = member("s0_a", None), member("s0_b", None)
+    group = PipelineGroup(name="g0", members=[a, b], mode=mode)
+    resources, deps = [gmem_a, gmem_b, a, b], {a: [gmem_a], b: [gmem_b]}
+    groups = [group]
+    tasks = [Task("load", 0, 1, [gmem_a, gmem_b], [a, b], chain_load_schedule(group, gmem_a, gmem_b))]
+    for k in range(1, n_groups):
+        pa, pb, prev = a, b, group
+        a = member(f"s{k}_a", f"{pa.name} + {pb.name}")
+        b = member(f"s{k}_b", f"0.5f * ({pb.name} - {pa.name})")
+        group = PipelineGroup(name=f"g{k}", members=[a, b], mode=mode)
+        resources += [a, b]
+        deps.update({a: [pa, pb], b: [pa, pb]})
+        groups.append(group)
+        tasks.append(Task(f"step_{k}", k, 1, [pa, pb], [a, b], chain_step_schedule(prev, group)))
+    gmem_d = GmemTensor("gmem_d", compute=Compute("store", f"{a.name} + {b.name}"), dtype=dtype)
+    resources.append(gmem_d)
+    deps[gmem_d] = [a, b]
+    tasks.append(Task("store", n_groups, 1, [a, b], [gmem_d], chain_store_schedule(group, gmem_d)))
+    return Design(f"chain_{mode.name.lower()}_{n_groups}", resources, deps, groups, tasks,
                   _stream_problem(num_elements, tile_bytes, dtype))
 
 
@@ -402,6 +549,27 @@ CANONICAL: dict[str, Callable[..., Design]] = {
 STREAMING = ("merge_copy", "fork_copy", "fused_merge_copy")
 
 
+#: What "New design" offers: a label -> the canonical design it starts from (None: an empty design).
+TEMPLATES: dict[str, str | None] = {
+    "Streaming Merge: D = A + B": "merge_copy",
+    "Streaming Fork: D0 = A, D1 = relu(A)": "fork_copy",
+    "Streaming FusedMerge: D = A + B": "fused_merge_copy",
+    "GEMM mainloop: D = A @ B": "merge_gemm",
+    "GEMM + residual: D = A @ B + R": "merge_gemm_resadd",
+    "Fork GEMM + activation": "fork_gemm_act",
+    "Empty design": None,
+}
+
+
+def template(label: str) -> Design:
+    """A new design from one of ``TEMPLATES``: problem shape, dtypes, warpgroups and groups of the
+    canonical design, with schedules that follow the design (derived: a mode switch re-derives them)."""
+    if label not in TEMPLATES:
+        raise DesignError(f"no template named {label!r}; templates: {', '.join(TEMPLATES)}", code="examples.unknown")
+    name = TEMPLATES[label]
+    return blank_design() if name is None else adopt_derived(example(name))
+
+
 def example(name: str, **kwargs) -> Design:
     """A canonical design by name (``pgstudio.examples.example("merge_copy")``)."""
     if name not in CANONICAL:
@@ -410,4 +578,5 @@ def example(name: str, **kwargs) -> Design:
     return CANONICAL[name](**kwargs)
 
 
-__all__ = [*CANONICAL, "CANONICAL", "STREAMING", "example", "ungrouped"]
+__all__ = [*CANONICAL, "CANONICAL", "MAX_CHAIN_GROUPS", "STREAMING", "TEMPLATES", "chain", "example", "template",
+           "ungrouped"]

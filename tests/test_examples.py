@@ -3,7 +3,7 @@
 import pytest
 
 from pgstudio import DesignError, PipelineGroupMode, barrier_layout, smem_layout, ungrouped
-from pgstudio.examples import CANONICAL, STREAMING, example
+from pgstudio.examples import CANONICAL, MAX_CHAIN_GROUPS, STREAMING, chain, example
 
 Merge, Fork, FusedMerge = PipelineGroupMode.Merge, PipelineGroupMode.Fork, PipelineGroupMode.FusedMerge
 
@@ -90,3 +90,65 @@ def test_streaming_names_and_unknown_names():
     assert set(STREAMING) <= set(CANONICAL)
     with pytest.raises(DesignError, match="no example named 'gemm'; examples: merge_copy, fork_copy"):
         example("gemm")
+
+
+# -- generated chains -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", [Merge, Fork, FusedMerge])
+@pytest.mark.parametrize("n", [1, 2, 5, MAX_CHAIN_GROUPS])
+def test_a_chain_of_groups_is_valid_and_fits(mode, n):
+    d = chain(n, mode)
+    report = d.validate()
+    assert report.ok and report.diagnostics == (), str(report)
+    assert smem_layout(d).fits and d.num_warps == n + 1
+    assert [g.mode for g in d.groups] == [mode] * n
+    assert [t.name for t in d.tasks] == ["load", *(f"step_{k}" for k in range(1, n)), "store"]
+    last = n - 1
+    assert d.resource("gmem_d").compute.expr == f"s{last}_a + s{last}_b"
+    if n > 1:  # each group is computed from the one before
+        assert d.deps(f"s{last}_a") == d.deps(f"s{last}_b") == (f"s{last - 1}_a", f"s{last - 1}_b")
+        assert d.task(f"step_{last}").src_resources == (f"s{last - 1}_a", f"s{last - 1}_b")
+
+
+def test_chain_streams_through_the_code_generator_and_the_reference():
+    np = pytest.importorskip("numpy")
+    from pgstudio.codegen import emit
+    from pgstudio.runtime.reference import reference
+    for mode in (Merge, Fork, FusedMerge):
+        d = chain(4, mode.name, dtype="bfloat16", tile_bytes=2048)
+        src = emit(d)
+        assert src.entry == f"pg_chain_{mode.name.lower()}_4" and "s3_b" in src.code
+        assert d.resource("s1_a").pipeline_config.num_bytes == 2048
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal(9).astype(np.float32), rng.standard_normal(9).astype(np.float32)
+    ref = reference(chain(6), {"gmem_a": a, "gmem_b": b}, np, "float32")["gmem_d"]
+    x = np.stack([a, b]).astype(np.float64)
+    for _ in range(5):  # each step: (a, b) -> (a + b, (b - a) / 2); D = a + b of the last group
+        x = np.array([[1, 1], [-0.5, 0.5]]) @ x
+    assert np.allclose(ref, x[0] + x[1], rtol=1e-5, atol=1e-6)
+
+
+def test_chain_values_stay_in_range_at_any_depth():
+    np = pytest.importorskip("numpy")
+    from pgstudio.runtime.data import from_float32
+    from pgstudio.runtime.reference import reference
+    rng = np.random.default_rng(1)
+    a, b = rng.standard_normal(4096).astype(np.float32), rng.standard_normal(4096).astype(np.float32)
+    peak = np.abs(np.stack([a, b])).max()
+    for dtype in ("float32", "float16"):
+        ins = {"gmem_a": from_float32(np, a, dtype), "gmem_b": from_float32(np, b, dtype)}
+        d = reference(chain(MAX_CHAIN_GROUPS, dtype=dtype), ins, np, dtype)["gmem_d"]
+        assert np.isfinite(d).all() and 0.1 * peak < np.abs(d).max() < 4 * peak
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    (dict(n_groups=0), "chain of 0 groups: expected an integer from 1 to 31"),
+    (dict(n_groups=MAX_CHAIN_GROUPS + 1), "32-warp block"),
+    (dict(n_groups=2.0), "chain of 2.0 groups"),
+    (dict(n_groups=2, mode="Zip"), "chain mode is 'Zip', expected one of Merge, Fork, FusedMerge"),
+    (dict(n_groups=2, dtype="int8"), "chain dtype is 'int8'"),
+])
+def test_chain_rejects_what_it_cannot_build(kwargs, match):
+    with pytest.raises(DesignError, match=match):
+        chain(**kwargs)

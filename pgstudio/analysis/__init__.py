@@ -4,10 +4,9 @@ from .allocator import BarrierAllocator, SmemAllocator
 from .diagnostics import Diagnostic, Report, Severity
 from ..model.targets import SMEM_CAPACITY
 from .layout import BarrierLayout, BarrierSet, SmemLayout, Slot, barrier_layout, smem_layout
-from .protocol import PROTOCOL, Action
 from .rules import RULES
 from .validate import validate
 
-__all__ = ["Action", "BarrierAllocator", "BarrierLayout", "BarrierSet", "Diagnostic", "PROTOCOL", "RULES", "Report",
+__all__ = ["BarrierAllocator", "BarrierLayout", "BarrierSet", "Diagnostic", "RULES", "Report",
            "SMEM_CAPACITY", "Severity", "Slot", "SmemAllocator", "SmemLayout", "barrier_layout", "smem_layout",
            "validate"]

@@ -55,18 +55,3 @@ class Report:
         if self.verdict is not None:
             lines.append(f"  checker: {self.verdict.summary() if hasattr(self.verdict, 'summary') else self.verdict}")
         return "\n".join(lines)
-
-    def _repr_mimebundle_(self, include=None, exclude=None):
-        from .display import report_bundle
-        return report_bundle(self)
-
-    def _repr_html_(self) -> str:
-        colour = {"error": "#c0392b", "warning": "#b9770e", "info": "#2e86c1"}
-        rows = "".join(
-            f"<tr><td style='color:{colour[d.severity.value]}'>{d.severity}</td><td><code>{escape(d.code)}</code></td>"
-            f"<td>{escape(d.message)}</td><td>{escape(', '.join(d.where))}</td><td>{escape(d.hint)}</td></tr>"
-            for d in self.diagnostics)
-        status = "valid" if self.ok else f"{len(self.errors)} error(s)"
-        body = (f"<table><tr><th>severity</th><th>code</th><th>message</th><th>where</th><th>fix</th></tr>{rows}</table>"
-                if rows else "<p>no problems found</p>")
-        return f"<div><b>design {escape(self.design)}: {status}</b>{body}</div>"

@@ -7,9 +7,10 @@ A barrier is one 8-byte mbarrier slot.  Slots come in sets of S (one per stage),
     Fork        [shared_full x S][empty_0 x S] .. [empty_{N-1} x S]         (N+1)S
     FusedMerge  [shared_full x S][shared_empty x S]                         2S
 
-Init counts and tx bytes come from the protocol table: a set's init count is the sum of the
-declared cooperative-group thread counts of the sides that arrive on it (a shared set on the
-collapsed side counts the one common group once), and its tx bytes the bytes the table expects.
+Init counts and tx bytes come from the protocol table (``model/protocol.py``): a set's init
+count is the sum of the declared cooperative-group thread counts of the sides that arrive on it
+(a shared set that the collapsed side arrives on counts the one common group once), and its tx
+bytes the bytes the table's expect_tx actions arm (a Fork tma producer arms the merged bytes once).
 """
 
 from __future__ import annotations
@@ -20,17 +21,16 @@ from typing import Any, Sequence
 from ..errors import DesignError
 from ..model.design import Design
 from ..model.diagnostic import Diagnostic, error
-from ..model.group import PipelineGroup, PipelineGroupMode
+from ..model.group import PipelineGroup
+from ..model.kinds import Op, Role, Side, Verb
+from ..model.protocol import ARRIVER, arrives_on, arrives_once, expects_tx, member_actions
 from ..model.resource import Memory, Resource
 from ..model.targets import ARCHES, DTYPE_BYTES, SMEM_CAPACITY, smem_capacity
-from .protocol import arrives_on, expects_tx
 
 #: Bytes of one mbarrier.
 BARRIER_BYTES = 8
 #: Data buffers are aligned for 128-byte-swizzled TMA tiles.
 DATA_ALIGN = 1024
-
-SIDE_OF_ROLE = {"full": "producer", "empty": "consumer"}
 
 
 @dataclass(frozen=True)
@@ -40,7 +40,7 @@ class BarrierSet:
     name: str  # unique in a design: "<owner>.<label>"
     owner: str  # resource or group name
     label: str  # full / empty / full_0 / shared_empty ...
-    role: str  # "full" or "empty"
+    role: Role
     members: tuple[str, ...]  # resources that signal / wait through it
     stages: int
     first: int  # index of its stage-0 slot
@@ -110,22 +110,17 @@ class BarrierLayout:
     def __str__(self) -> str:
         return self.table()
 
-    def _repr_mimebundle_(self, include=None, exclude=None):
-        from .display import layout_bundle
-        return layout_bundle(self)
-
-
 # -- building ------------------------------------------------------------------------------------
 
 def _own_sets(r: Resource, first: int) -> list[BarrierSet]:
     cfg = r.pipeline_config
     out = []
-    for role in ("full", "empty"):
-        side = SIDE_OF_ROLE[role]
+    for role in Role:
+        side = ARRIVER[role]
         kind = cfg.pipeline_type.kind(side)
         count = cfg.arrive_count(side) if arrives_on(role, side, kind) else 0
-        tx = cfg.num_bytes if role == "full" and expects_tx(kind) else 0
-        out.append(BarrierSet(f"{r.name}.{role}", r.name, role, role, (r.name,), cfg.num_stages,
+        tx = cfg.num_bytes if role is Role.FULL and expects_tx(kind) else 0
+        out.append(BarrierSet(f"{r.name}.{role}", r.name, role.value, role, (r.name,), cfg.num_stages,
                               first + len(out) * cfg.num_stages, count, tx))
     return out
 
@@ -136,24 +131,17 @@ def _group_sets(g: PipelineGroup, first: int) -> list[BarrierSet]:
     if not members:
         return []
     stages = members[0].pipeline_config.num_stages
-    merged = g.merged_config
     out: list[BarrierSet] = []
-    for role in ("full", "empty"):
-        side = SIDE_OF_ROLE[role]
+    for role in Role:
+        side = ARRIVER[role]
         if role in mode.shared_barriers:
-            if side == mode.collapsed_side:  # one task drives it: the common group counts once
+            if arrives_once(mode, role):  # one task drives it: the common group counts once
                 cfg = members[0].pipeline_config
                 count = cfg.arrive_count(side) if arrives_on(role, side, cfg.pipeline_type.kind(side)) else 0
             else:  # FusedMerge full: every producer arrives on the shared storage
                 count = sum(m.pipeline_config.arrive_count(side) for m in members
                             if arrives_on(role, side, m.pipeline_config.pipeline_type.kind(side)))
-            tx = 0
-            if role == "full":
-                tma = [m for m in members if expects_tx(m.pipeline_config.producer_kind)]
-                if mode is PipelineGroupMode.Fork:
-                    tx = merged.num_bytes if tma else 0
-                else:
-                    tx = sum(m.pipeline_config.num_bytes for m in tma)
+            tx = _shared_tx(g, members) if role is Role.FULL else 0
             out.append(BarrierSet(f"{g.name}.shared_{role}", g.name, f"shared_{role}", role,
                                   tuple(m.name for m in members), stages, first + len(out) * stages, count, tx, True))
         else:
@@ -161,10 +149,28 @@ def _group_sets(g: PipelineGroup, first: int) -> list[BarrierSet]:
                 cfg = m.pipeline_config
                 kind = cfg.pipeline_type.kind(side)
                 count = cfg.arrive_count(side) if arrives_on(role, side, kind) else 0
-                tx = cfg.num_bytes if role == "full" and expects_tx(kind) else 0
+                tx = cfg.num_bytes if role is Role.FULL and expects_tx(kind) else 0
                 out.append(BarrierSet(f"{g.name}.{role}_{i}", g.name, f"{role}_{i}", role, (m.name,), stages,
                                       first + len(out) * stages, count, tx))
     return out
+
+
+def _shared_tx(g: PipelineGroup, members: list[Resource]) -> int:
+    """Bytes a shared full barrier expects per phase: what the members' acquires arm with
+    expect_tx -- each its own bytes, or the merged bytes once (a Fork's collapsed tma producer)."""
+    tx = 0
+    armed_once = False
+    for m in members:
+        for a in member_actions(g.mode, Op.ACQUIRE, m.pipeline_config.producer_kind):
+            if a.verb is not Verb.ARRIVE_EXPECT_TX or a.role is not Role.FULL:
+                continue
+            if a.once:
+                if not armed_once:
+                    tx += g.merged_config.num_bytes
+                    armed_once = True
+            else:
+                tx += m.pipeline_config.num_bytes
+    return tx
 
 
 def _slots(sets: Sequence[BarrierSet]) -> tuple[Slot, ...]:
@@ -181,7 +187,7 @@ def _with_tasks(sets: list[BarrierSet], design: Design) -> list[BarrierSet]:
     for s in sets:
         producers = tuple(dict.fromkeys(t.name for m in s.members for t in design.producers(m)))
         consumers = tuple(dict.fromkeys(t.name for m in s.members for t in design.consumers(m)))
-        arrivers, waiters = (producers, consumers) if s.role == "full" else (consumers, producers)
+        arrivers, waiters = (producers, consumers) if ARRIVER[s.role] is Side.PRODUCER else (consumers, producers)
         out.append(BarrierSet(**{**s.__dict__, "arrivers": arrivers, "waiters": waiters}))
     return out
 

@@ -28,12 +28,12 @@ from typing import Mapping
 
 from ..errors import DesignError
 from ..model.design import Design
-from ..model.kinds import OpKind
+from ..model.kinds import OpKind, Who
+from ..model.protocol import START_PHASE
 from ..model.schedule import Loop, Step
 from ..model.targets import DTYPE_BYTES
 from .layout import BarrierLayout, barrier_layout
-from .protocol import ALL, COPY, ONE
-from .resolve import START_PHASE, ResolvedLoop, ResolvedStep, TaskPlan, resolve
+from .resolve import ResolvedLoop, ResolvedStep, TaskPlan, resolve
 
 #: Bytes per element of the supported dtypes.
 
@@ -256,7 +256,7 @@ class _Unroller:
         acts = []
         for a in rs.actions:
             parity = ((rnd & 1) ^ START_PHASE[side]) if a.verb == "wait" else -1
-            arrivals = {ONE: 1, ALL: t.num_threads, COPY: 0}[a.who] if a.verb.startswith("arrive") else 0
+            arrivals = {Who.ONE: 1, Who.ALL: t.num_threads, Who.COPY: 0}[a.who] if a.verb.startswith("arrive") else 0
             tx = a.bytes
             if a.verb == "complete_tx":
                 tx = tile_bytes(d, step.target) or a.bytes

@@ -12,12 +12,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
-from ..model.config import check_config
+from ..model.config import check_config, group_for_threads, threads_text
+from ..model.derive import DEFAULT_ITERATIONS, TILES, is_derived
 from ..model.design import Design
-from ..model.diagnostic import Diagnostic, error
+from ..model.diagnostic import Diagnostic, error, fix, with_fixes
 from ..model.group_rules import check_group
 from ..model.kinds import OpKind
 from ..model.names import name_problem
+from ..model.protocol import SIGNALLER_WHY, expected_threads
 from ..model.resource import COMPUTE_OPS, DTYPES, Memory
 from ..model.schedule_rules import check_schedule
 from ..model.targets import ARCHES
@@ -25,7 +27,6 @@ from ..model.task import MAX_WARPS
 from .build.rules import known_targets, per_target, rule_codegen
 from .expr import compute_exprs
 from .layout import barrier_layout, smem_layout
-from .protocol import SIGNALLER_WHY, expected_threads
 
 Rule = Callable[[Design], Iterator[Diagnostic]]
 
@@ -83,7 +84,8 @@ def rule_resources(d: Design) -> Iterator[Diagnostic]:
                         (r.name,), "pipeline the shared-memory tile that stages it instead")
         if r.aliases is not None and not d.has_resource(r.aliases):
             yield error("resource.aliases", f"resource {r.name!r} aliases {r.aliases!r}, which is not in the design",
-                        (r.name,), "name an existing resource in aliases=, or drop it")
+                        (r.name,), "name an existing resource in aliases=, or drop it",
+                        [fix(f"drop {r.name}'s aliases", "set_resource", r.name, aliases="")])
 
 
 def rule_groups(d: Design) -> Iterator[Diagnostic]:
@@ -109,8 +111,10 @@ def rule_tasks(d: Design) -> Iterator[Diagnostic]:
     for t in d.tasks:
         for w in t.warps:
             if w in used:
+                free = max(x.warp_idx + x.num_warps for x in d.tasks if x.name != t.name)
                 yield error("task.warps", f"tasks {used[w]!r} and {t.name!r} both use warp {w}; warp ranges must not overlap",
-                            (used[w], t.name), f"move {t.name!r} to warps starting at {max(used) + 1}")
+                            (used[w], t.name), f"move {t.name!r} to warps starting at {free}",
+                            [fix(f"move task {t.name} to warp {free}", "set_task", t.name, warp_idx=free)])
                 break
         for w in t.warps:
             used.setdefault(w, t.name)
@@ -123,7 +127,20 @@ def rule_tasks(d: Design) -> Iterator[Diagnostic]:
                     tuple(t.name for t in d.tasks), "use fewer warps per task")
 
 
+def _rederive(d: Design, diags: Iterator[Diagnostic]) -> Iterator[Diagnostic]:
+    """Schedule findings about a task whose schedule was attached by hand get the one-click fix
+    "re-derive": the derived schedule follows the design (semantics 6) by construction."""
+    attached = {t.name for t in d.tasks if not is_derived(t.schedule)}
+    for diag in diags:
+        yield with_fixes(diag, [fix(f"re-derive task {w}'s schedule", "use_derived_schedule", w)
+                                for w in diag.where if w in attached])
+
+
 def rule_schedules(d: Design) -> Iterator[Diagnostic]:
+    yield from _rederive(d, _schedule_findings(d))
+
+
+def _schedule_findings(d: Design) -> Iterator[Diagnostic]:
     groups = {g.name: g for g in d.groups}
 
     def pipelined(name: str) -> bool | None:  # None: not a resource (reported by rule_tasks)
@@ -180,10 +197,16 @@ def rule_arrive_counts(d: Design) -> Iterator[Diagnostic]:
             got = cfg.arrive_count(side)
             if got != want:
                 why = SIGNALLER_WHY[(side, kind)]
+                agent = cfg.group(side).agent
+                text = threads_text(want, agent)
+                new = group_for_threads(want, agent)
                 yield error("config.arrive_count",
-                            f"resource {r.name!r} ({cfg.pipeline_type}): {side}_group has {got} threads, expected {want} "
-                            f"(task {task.name!r} has {task.num_warps} warps and {why})",
-                            (r.name, task.name), f"set {side}_group to {want} threads")
+                            f"resource {r.name!r} ({cfg.pipeline_type}): {side}_group is {threads_text(got, agent)}, "
+                            f"expected {threads_text(want, new.agent)} "
+                            f"(task {task.name!r} has {task.num_warps} warp{'s' if task.num_warps != 1 else ''} and {why})",
+                            (r.name, task.name), f"set {side}_group to {text}",
+                            [fix(f"set {r.name}'s {side}_group to {text}", "set_resource", r.name,
+                                 **{f"{side}_agent": new.agent.value, f"{side}_size": new.size})])
 
 
 def rule_graph(d: Design) -> Iterator[Diagnostic]:
@@ -211,7 +234,8 @@ def rule_graph(d: Design) -> Iterator[Diagnostic]:
             if not any(dep in t.src_resources and res in t.dst_resources for t in d.tasks):
                 yield error("graph.edge_unrealised",
                             f"edge {dep!r} -> {res!r}: no task consumes {dep!r} and produces {res!r}",
-                            (dep, res), f"give one task {dep!r} in src_resources and {res!r} in dst_resources, or drop the edge")
+                            (dep, res), f"give one task {dep!r} in src_resources and {res!r} in dst_resources, or drop the edge",
+                            [fix(f"drop the edge {dep} -> {res}", "remove_edge", dep, res)])
 
 
 def rule_compute(d: Design) -> Iterator[Diagnostic]:
@@ -226,7 +250,7 @@ def rule_release_order(d: Design) -> Iterator[Diagnostic]:
         if t.schedule is None:
             continue
         for body in t.schedule.segments():
-            yield from _release_order(d, t, body)
+            yield from _rederive(d, _release_order(d, t, body))
 
 
 def _release_order(d: Design, t, body) -> Iterator[Diagnostic]:
@@ -265,6 +289,8 @@ def rule_loops(d: Design) -> Iterator[Diagnostic]:
             yield error("schedule.loop", f"task {t.name!r}: domain_loop({loop.start}, {loop.stop}, {loop.step}) has a bound "
                         f"that is not an integer or a problem symbol (problem: {', '.join(problem) or 'none'})",
                         (t.name,), "use integers or names from Design.problem")
+    attached = {t.name for t in d.tasks if not is_derived(t.schedule)}
+    derived = problem.get(TILES, DEFAULT_ITERATIONS)  # what a derived schedule's outer loop runs
     for r in d.pipelined:
         ends = [t.name for t in (*d.producers(r.name), *d.consumers(r.name)) if t.name in counts]
         values = {counts[n] for n in ends}
@@ -272,7 +298,9 @@ def rule_loops(d: Design) -> Iterator[Diagnostic]:
             yield error("schedule.iterations",
                         f"resource {r.name!r}: its tasks run different numbers of iterations "
                         f"({', '.join(f'{n!r}={counts[n]}' for n in ends)}); the pipeline would deadlock",
-                        (r.name, *ends), "give both tasks the same domain_loop bounds")
+                        (r.name, *ends), "give both tasks the same domain_loop bounds",
+                        [fix(f"re-derive task {n}'s schedule", "use_derived_schedule", n) for n in ends
+                         if n in attached and counts[n] != derived])
 
 
 def rule_smem(d: Design) -> Iterator[Diagnostic]:

@@ -111,10 +111,6 @@ class Timeline:
     def __str__(self) -> str:
         return self.summary()
 
-    def _repr_mimebundle_(self, include=None, exclude=None):
-        from .display import timeline_bundle
-        return timeline_bundle(self)
-
     @staticmethod
     def from_events(design: str, events: Iterable[Event], tasks=(), source: str = "simulated", meta=()) -> "Timeline":
         return Timeline(design, tuple(sorted(events, key=lambda e: (e.start, e.end))), tuple(tasks), source, tuple(meta))

@@ -1,10 +1,13 @@
-"""``validate(design)``: run the rule table, optionally the exhaustive checker -> Report."""
+"""``validate(design)``: run the rule table, optionally the exhaustive checker -> Report;
+``require_valid(design, arch)``: what the code generators check before they build."""
 
 from __future__ import annotations
 
 from ..errors import DesignError
 from ..model.design import Design
 from ..model.diagnostic import Diagnostic, error
+from .build.planned import design_error
+from .check import check
 from .diagnostics import Report
 from .rules import RULES
 
@@ -33,11 +36,14 @@ def validate(design: Design, *, checker: bool = False, iterations: int = 4) -> R
     diags = diagnostics(design)
     verdict = None
     if checker and not any(d.is_error for d in diags):
-        try:
-            from .check import check
-        except ImportError:  # the checker arrives with its own module
-            check = None
-        if check is not None:
-            verdict = check(design, iterations=iterations)
-            diags.extend(verdict.diagnostics())
+        verdict = check(design, iterations=iterations)
+        diags.extend(verdict.diagnostics())
     return Report(design.name, tuple(diags), verdict, subject=design)
+
+
+def require_valid(design: Design, arch: str) -> None:
+    """Raise ONE ``DesignError`` listing every error of ``design`` built for ``arch`` (the design
+    rules and the generator's rules for that arch), or return: then the generator builds it."""
+    report = validate(design.with_targets(arch))
+    if not report.ok:
+        raise design_error(design.name, report.errors, f"cannot be built for {arch}")

@@ -109,31 +109,4 @@ class Verdict:
             text += f"\n{self.message}\nwitness:\n{self.table()}"
         return text
 
-    def _repr_html_(self) -> str:
-        colour = {SAFE: "#1e8449", UNSAFE: "#c0392b", INCOMPLETE: "#b9770e"}[self.status]
-        html = f"<div class='pgstudio'><b style='color:{colour}'>{escape(self.summary())}</b>"
-        if self.status == UNSAFE:
-            html += f"<p>{escape(self.message)}</p><p><i>fix:</i> {escape(HINTS.get(self.kind, ''))}</p>"
-            head = "".join(f"<th>{h}</th>" for h in ("#", "agent", "step", "action", "iteration", "barrier", "after"))
-            body = ""
-            for r in self.witness:
-                style = " style='background:#fdecea'" if r.note else ""
-                after = f"<b>{escape(r.note)}</b>" if r.note else escape(r.state)
-                body += (f"<tr{style}><td>{r.index}</td><td>{escape(r.agent)}</td><td><code>{escape(r.step)}</code></td>"
-                         f"<td>{escape(r.action)}</td><td>{r.iteration}</td><td>{escape(r.barrier)}</td>"
-                         f"<td>{after}</td></tr>")
-            html += f"<table><tr>{head}</tr>{body}</table>"
-        return html + "</div>"
-
-    def _repr_mimebundle_(self, include=None, exclude=None):
-        bundle = {"text/plain": str(self), "text/html": self._repr_html_()}
-        if self.timeline is not None and self.timeline.events:
-            from .display import inline_svg, verdict_bundle
-            svg = verdict_bundle(self).get("image/svg+xml")
-            if svg:
-                bundle["image/svg+xml"] = svg
-                bundle["text/html"] = bundle["text/html"][:-len("</div>")] + inline_svg(svg) + "</div>"
-        return bundle
-
-
 __all__ = ["HINTS", "INCOMPLETE", "SAFE", "TraceRow", "UNSAFE", "Verdict"]

@@ -1,20 +1,23 @@
 """emit_gemm(design): a warp-specialised, persistent tensor-core GEMM kernel from a GEMM design.
 
-Every task becomes one role branch (a warp range); its captured schedule is walked step by step
-and each step becomes the barrier actions THE protocol table (``analysis/protocol.py``) gives it,
-on the slots and init counts of ``barrier_layout(design)``.  Work steps become code: a tma
-``load`` issues 128-byte-swizzled TMA box copies that complete on the member's full barrier; an
-async ``load`` copies with cp.async (AsyncLoad) or loads and stores (AsyncThread) into the same
-swizzled layout; ``mma`` issues wgmma (sm_90a) or tcgen05.mma (sm_100a); ``store`` computes the
-output expression and writes guarded 16-byte chunks to global memory.
+Every task becomes one role branch (a warp range); its resolved plan (``analysis.resolve``: THE
+protocol table, ``model/protocol.py``, bound to the slots and init counts of
+``barrier_layout(design)``) is walked step by step, and each barrier action of the plan becomes
+code -- the walker reads cursors, barrier sets, verbs, who and bytes from the plan and derives
+none of them.  Work steps become code: a tma ``load`` issues 128-byte-swizzled TMA box copies
+that complete on the member's full barrier; an async ``load`` copies with cp.async (AsyncLoad)
+or loads and stores (AsyncThread) into the same swizzled layout; ``mma`` issues wgmma (sm_90a)
+or tcgen05.mma (sm_100a); ``store`` computes the output expression (the checked grammar of
+``ops.py``) and writes guarded 16-byte chunks to global memory.
 
 How the umma kind runs on sm_90a (see ``wgmma.py``): the accumulator lives in the registers of
-the MMA warpgroup(s); an umma consumer release is one elected arrive after ``wgmma.wait_group``
-retired the stage's MMAs (deferred by one k step, so one wgmma group stays in flight); an umma
-producer acquire waits for the staging buffer just before the registers are written to it (the
-registers are the accumulator until then), and its commit is one elected arrive after every MMA
-thread has written its fragment to the staging buffer.  On sm_100a (``tcgen05.py``) the same
-steps are tensor-memory allocation, tcgen05.mma and commit-to-mbarrier.
+the MMA warpgroup(s); an umma consumer release (the table's commit-arrive, ``after_mma``) is one
+elected arrive after ``wgmma.wait_group`` retired the stage's MMAs (deferred by one k step, so
+one wgmma group stays in flight); an umma producer acquire waits for the staging buffer just
+before the registers are written to it (the registers are the accumulator until then), and its
+commit is one elected arrive after every MMA thread has written its fragment to the staging
+buffer.  On sm_100a (``tcgen05.py``) the same steps are tensor-memory allocation, tcgen05.mma
+and commit-to-mbarrier.
 
 The problem size (M, N, K) is a kernel argument: one compiled kernel serves every shape of the
 same tiles; loops over ``num_tiles`` are persistent (tile = blockIdx.x; tile += gridDim.x).
@@ -25,13 +28,12 @@ from __future__ import annotations
 import re
 from contextlib import contextmanager
 
-from ..model.design import Design
-from ..model.kinds import AsyncProducerOp, OpKind
-from ..model.resource import Memory
-from ..model.schedule import Loop, Step
 from ..analysis.build.gemm_plan import PANEL_COLS, SPACES, GemmPlan, plan_gemm
 from ..analysis.expr import compute_expr
-from ..analysis.protocol import group_actions, member_actions
+from ..analysis.resolve import BarrierAction, ResolvedLoop, ResolvedStep, TaskPlan, resolve
+from ..analysis.validate import require_valid
+from ..model.design import Design
+from ..model.kinds import AsyncProducerOp, OpKind, Role, Side, Verb, Who
 from . import tcgen05, wgmma
 from .gemm_prelude import DIAG_WORDS, prelude
 from .source import KernelParam, KernelSource
@@ -79,104 +81,95 @@ class _Code:
         self(tail)
 
 
-class _Task:
-    """Emits one task's role branch by walking its schedule."""
+def _cursor_vars(cursors) -> dict[str, str]:
+    """C name stem of each cursor: its owner (resource or group), with the side when one task
+    walks both sides of one owner."""
+    owners = [c.owner for c in cursors]
+    return {c.name: c.owner if owners.count(c.owner) == 1 else f"{c.owner}_{c.side}" for c in cursors}
 
-    def __init__(self, plan: GemmPlan, task, index: int, code: _Code) -> None:
-        self.p, self.t, self.i, self.c = plan, task, index, code
+
+class _Task:
+    """Emits one task's role branch by walking its resolved plan (``analysis.resolve``): cursor
+    names, barrier sets, verbs, who and bytes all come from the plan; this class only decides how
+    each action and each piece of work is written for the target architecture."""
+
+    def __init__(self, plan: GemmPlan, task, tplan: TaskPlan, index: int, code: _Code) -> None:
+        self.p, self.t, self.plan, self.i, self.c = plan, task, tplan, index, code
         self.d: Design = plan.design
         self.sm90 = plan.arch == "sm_90a"
         self.is_mma = task is plan.mma_task
         self.nt = task.num_threads
-        self.side = {**{r: "consumer" for r in task.src_resources}, **{r: "producer" for r in task.dst_resources}}
-        self.cursors: dict[str, int] = {}
-        self.pending_acquire: dict[str, list] = {}  # sm_90 lazy accumulator acquires, by cursor key
-        self.deferred: dict[str, list] = {}  # sm_90 umma releases, by cursor key
+        self.sets = {s.name: s for s in plan.layout.sets}
+        self.var = _cursor_vars(tplan.cursors)
+        self.pending_acquire: dict[str, list[BarrierAction]] = {}  # sm_90 lazy accumulator waits, by cursor
+        self.deferred: dict[str, list[BarrierAction]] = {}  # sm_90 umma releases, by cursor
         self.label = f"done_{task.name}"
         self.loops: list[str] = []
 
     # -- cursors ---------------------------------------------------------------------------------
-    def key(self, step: Step) -> str:
-        if step.via == "group":
-            return step.target
-        g = self.d.group_of(step.target)
-        if g is not None and step.via == "member" and self.side.get(step.target) == g.mode.collapsed_side:
-            return g.name
-        return step.target
+    def v(self, cursor: str) -> str:
+        return self.var[cursor]
 
-    def stages(self, key: str) -> int:
-        if self.d.has_resource(key):
-            return self.d.resource(key).pipeline_config.num_stages
-        return self.d.group(key).members[0].pipeline_config.num_stages
+    def advance(self, cursor: str) -> None:
+        v, stages = self.v(cursor), self.plan.cursor(cursor).stages
+        self.c(f"if (++s_{v} == {stages}) {{ s_{v} = 0; ph_{v} ^= 1u; }}")
 
-    def advance(self, key: str) -> None:
-        self.c(f"if (++s_{key} == {self.stages(key)}) {{ s_{key} = 0; ph_{key} ^= 1u; }}")
-
-    def collect_keys(self, nodes) -> None:
-        for n in nodes:
-            if isinstance(n, Loop):
-                self.collect_keys(n.body)
-            elif n.op in ("acquire", "wait", "commit", "release"):
-                self.cursors.setdefault(self.key(n), 0)
+    def stage_cursor(self, resource: str) -> str:
+        """The stage index variable through which this task reads ``resource``."""
+        return f"s_{self.v(self.plan.cursor_of(resource, Side.CONSUMER).name)}"
 
     # -- barrier actions -------------------------------------------------------------------------
-    def actions(self, step: Step):
-        """(action, barrier set) pairs of a step, straight from the protocol table."""
-        if step.via == "group":
-            g = self.d.group(step.target)
-            acts = group_actions(g.mode.value, step.op, g.merged_config.collapsed_kind)
-            anchor = g.members[0].name
-        else:
-            r = self.d.resource(step.target)
-            side = "producer" if step.op in ("acquire", "commit", "load", "store", "mma") else "consumer"
-            kind = r.pipeline_config.pipeline_type.kind(side) if r.pipeline_config else OpKind.ASYNC
-            g = self.d.group_of(r.name) if step.via == "member" else None
-            acts = member_actions(g.mode.value if g else None, step.op, kind)
-            anchor = r.name
-        return [(a, self.p.layout.set_for(anchor, a.role)) for a in acts]
+    def addr(self, a: BarrierAction, stage: str | None = None) -> str:
+        return f"(bar0 + 8u * ({self.sets[a.set].first} + {stage or 's_' + self.v(a.cursor)}))"
 
-    def addr(self, bset, key: str, stage: str | None = None) -> str:
-        return f"(bar0 + 8u * ({bset.first} + {stage or 's_' + key}))"
+    def wait_code(self, a: BarrierAction) -> str:
+        v = self.v(a.cursor)
+        s = f"s_{v}"
+        return (f"if (!wd_wait({self.addr(a)}, ph_{v}, wd_abort, wd_diag, wd_budget_ns, "
+                f"{self.sets[a.set].first} + {s}, {s}, tile, kt, {self.i})) goto {self.label};")
 
-    def wait_code(self, bset, key: str, stage: str | None = None) -> str:
-        parity = f"ph_{key}" if bset.role == "full" else f"(ph_{key} ^ 1u)"
-        s = stage or f"s_{key}"
-        return (f"if (!wd_wait({self.addr(bset, key, stage)}, {parity}, wd_abort, wd_diag, wd_budget_ns, "
-                f"{bset.first} + {s}, {s}, tile, kt, {self.i})) goto {self.label};")
+    def holds_accumulator(self, rs: ResolvedStep) -> bool:
+        """sm_90: the MMA task's umma producer side is the accumulator in its registers."""
+        return self.is_mma and rs.kind is OpKind.UMMA and rs.side is Side.PRODUCER
+
+    @staticmethod
+    def mma_releases(rs: ResolvedStep) -> list[BarrierAction]:
+        """An umma consumer's commit-arrives on the empty barrier of the stages its MMAs read."""
+        return [a for a in rs.actions if a.after_mma and a.role is Role.EMPTY]
 
     # -- walking ---------------------------------------------------------------------------------
     def emit(self) -> None:
         t, c = self.t, self.c
-        sched = t.schedule
         c.mark(f"task:{t.name}")
-        c(f"// task '{t.name}': warps {t.warp_idx}..{t.warp_idx + t.num_warps - 1}, schedule {sched.name}")
+        c(f"// task '{t.name}': warps {t.warp_idx}..{t.warp_idx + t.num_warps - 1}, schedule {t.schedule.name}")
         c(f"[[maybe_unused]] const int tt = threadIdx.x - {t.warp_idx * 32};  // thread index within the task")
         c("[[maybe_unused]] int tile = blockIdx.x, kt = 0, mb = 0, nb = 0, m0 = 0, n0 = 0, k0 = 0;")
-        self.collect_keys(sched.nodes)
-        for key in self.cursors:
-            c(f"int s_{key} = 0; u32 ph_{key} = 0u;  // cursor of {key}: stage, phase")
+        for cur in self.plan.cursors:
+            v = self.v(cur.name)
+            c(f"int s_{v} = 0; u32 ph_{v} = {cur.start_phase}u;  // cursor {cur.name}: stage, phase")
         if self.is_mma and self.sm90:
-            for key in dict.fromkeys(self.key(n) for n in sched.steps() if n.op == "release"):
-                c(f"int pend_{key} = 0;  // stage of {key} whose umma release waits for wgmma.wait_group")
+            released = dict.fromkeys(a.cursor for rs in self.plan.steps() for a in self.mma_releases(rs))
+            for cur in released:
+                c(f"int pend_{self.v(cur)} = 0;  // stage of {self.plan.cursor(cur).owner} whose umma release "
+                  "waits for wgmma.wait_group")
             r = self.p.mma_repeats
             c("const int wgi = tt >> 7, wl = (tt >> 5) & 3;  // warpgroup in the task, warp in the warpgroup",
               f"float acc[{r}][{self.p.bn // 2}];  // the emulated tensor-memory accumulator")
-        self.walk(sched.nodes)
+        self.walk(self.plan.nodes)
         c(f"{self.label}: ;")
         if self.is_mma and self.sm90:
             c("wgmma_wait<0>();  // nothing may stay in flight past here")
 
     def walk(self, nodes) -> None:
-        nodes = list(nodes)
-        for idx, n in enumerate(nodes):
-            if isinstance(n, Loop):
+        for n in nodes:
+            if isinstance(n, ResolvedLoop):
                 self.loop(n)
             else:
-                self.step(n, nodes[idx + 1:])
+                self.step(n)
 
-    def loop(self, n: Loop) -> None:
+    def loop(self, n: ResolvedLoop) -> None:
         c = self.c
-        if n.stop == "num_tiles":
+        if n.loop.stop == "num_tiles":
             with c.block("for (tile = blockIdx.x; tile < num_tiles; tile += gridDim.x)"):
                 c("tile_coords(tile, tiles_m, tiles_n, mb, nb);",
                   f"m0 = mb * {self.p.bm}; n0 = nb * {self.p.bn};")
@@ -200,106 +193,81 @@ class _Task:
 
     def prescan_releases(self, body) -> None:
         for n in body:
-            if isinstance(n, Step) and n.op == "release":
-                self.deferred[self.key(n)] = self.actions(n)
+            if isinstance(n, ResolvedStep):
+                for a in self.mma_releases(n):
+                    self.deferred.setdefault(a.cursor, []).append(a)
 
     def flush_releases(self) -> None:
         """sm_90: every MMA warpgroup retired the stage; one elected thread releases it."""
         c = self.c
         c(f"named_bar_sync({MMA_BAR_ID}, {self.nt});")
         with c.block("if (tt == 0)"):
-            for key, acts in self.deferred.items():
-                for a, bset in acts:
-                    c(f"pg_mbar_arrive({self.addr(bset, key, 'pend_' + key)});  // umma release of {key}")
+            for cur, acts in self.deferred.items():
+                for a in acts:
+                    c(f"pg_mbar_arrive({self.addr(a, 'pend_' + self.v(cur))});  "
+                      f"// umma release of {self.plan.cursor(cur).owner}")
 
     # -- steps -----------------------------------------------------------------------------------
-    def step(self, s: Step, rest: list) -> None:
-        c = self.c
+    def step(self, rs: ResolvedStep) -> None:
+        c, s = self.c, rs.step
         c.mark(f"{'group' if s.via == 'group' else 'resource'}:{s.target}")
         c(f"// {s}")
-        op = s.op
-        if op in ("try_acquire", "try_wait"):
-            return  # a probe of the blocking step that follows; the watchdog wait covers both
-        if op == "read":
-            return  # the consumer work reads the stage where its value is used (mma / store)
-        if op == "load":
-            return self.load(s)
-        if op == "mma":
-            return self.mma(s)
-        if op == "store":
-            return self.store(s)
-        key = self.key(s)
-        acts = self.actions(s)
-        if op == "acquire":
-            umma_acc = s.via != "group" and self.d.resource(s.target).memory is Memory.TMEM
-            if self.is_mma and self.sm90 and umma_acc:
-                self.pending_acquire.setdefault(key, []).extend(acts)
-                c("// deferred: the registers hold the accumulator; its staging buffer is awaited at commit")
-                return
-            for a, bset in acts:
-                if a.verb == "wait":
-                    self.wait_for(bset, key)
-                elif a.verb == "arrive_expect_tx":
-                    if a.once == "group" and self.later_group_acquire(s, rest):
-                        continue
-                    nbytes = (self.d.group(s.group).merged_config.num_bytes if a.bytes == "merged"
-                              else self.d.resource(s.target).pipeline_config.num_bytes)
-                    c(f"if (tt == 0) pg_mbar_arrive_expect_tx({self.addr(bset, key)}, {nbytes}u);  // expect_tx before the copies")
-            if self.is_mma and not self.sm90 and umma_acc:
-                c("tc_fence_after();")
-        elif op == "wait":
-            for a, bset in acts:
-                self.wait_for(bset, key)
-        elif op == "commit":
-            self.commit(s, key, acts)
-            self.advance(key)
-        elif op == "release":
-            self.release(s, key, acts)
-            self.advance(key)
-
-    def wait_for(self, bset, key: str) -> None:
-        self.c(self.wait_code(bset, key))
-
-    def later_group_acquire(self, s: Step, rest: list) -> bool:
-        return any(isinstance(n, Step) and n.op == "acquire" and n.group == s.group and n.via == "member" for n in rest)
-
-    def commit(self, s: Step, key: str, acts) -> None:
-        c = self.c
-        for a, bset in acts:
-            if a.verb != "arrive":
-                continue
-            if a.who == "all":  # async producer: every thread arrives after its writes
-                op = self.d.resource(s.target).pipeline_config.async_producer_op if s.via != "group" else \
-                    self.d.group(s.target).members[0].pipeline_config.async_producer_op
-                if op is AsyncProducerOp.AsyncLoad:
-                    c(f"pg_cp_async_arrive_noinc({self.addr(bset, key)});  // arrives when this thread's cp.async landed")
+        # work: what the step does to the stage (its complete_tx is the tma copy itself)
+        if s.op == "load":
+            return self.load(rs)
+        if s.op == "mma":
+            return self.mma(rs)
+        if s.op == "store":
+            return self.store(rs)
+        # barrier actions, as the plan gives them (probes and reads have none)
+        waited = False
+        for a in rs.actions:
+            if a.verb is Verb.WAIT:
+                if self.sm90 and self.holds_accumulator(rs):
+                    self.pending_acquire.setdefault(a.cursor, []).append(a)
+                    c("// deferred: the registers hold the accumulator; its staging buffer is awaited at commit")
                 else:
-                    c("fence_proxy_async();  // generic-proxy stores -> async-proxy (tensor core / TMA) readers",
-                      f"pg_mbar_arrive({self.addr(bset, key)});")
-            elif self.sm90:  # umma producer: stage the registers, then one elected arrive
-                self.stage_accumulator(key)
-                c("__threadfence_block();", f"named_bar_sync({MMA_BAR_ID}, {self.nt});",
-                  f"if (tt == 0) pg_mbar_arrive({self.addr(bset, key)});  // umma commit: results in place")
-            else:
-                self.stage_tmem(key, bset)
+                    c(self.wait_code(a))
+                    waited = True
+            elif a.verb is Verb.ARRIVE_EXPECT_TX:
+                c(f"if (tt == 0) pg_mbar_arrive_expect_tx({self.addr(a)}, {a.bytes}u);  // expect_tx before the copies")
+            elif a.verb is Verb.ARRIVE:
+                self.arrive(rs, a)
+            else:  # pragma: no cover - complete_tx belongs to a load, handled above
+                raise AssertionError(f"{s}: unexpected barrier action {a}")
+        if waited and not self.sm90 and self.holds_accumulator(rs):
+            c("tc_fence_after();")
+        for cur in rs.advances:
+            self.advance(cur)
 
-    def release(self, s: Step, key: str, acts) -> None:
+    def arrive(self, rs: ResolvedStep, a: BarrierAction) -> None:
         c = self.c
-        for a, bset in acts:
-            if a.who == "all":
-                c(f"pg_mbar_arrive({self.addr(bset, key)});  // async release: every thread arrives")
-            elif self.sm90:
-                c(f"pend_{key} = s_{key};  // released after wgmma.wait_group retires it (next k step)")
+        if a.who is Who.ALL and a.role is Role.FULL:  # async producer: every thread arrives after its writes
+            s = rs.step
+            op = self.d.resource(s.target).pipeline_config.async_producer_op if s.via != "group" else \
+                self.d.group(s.target).members[0].pipeline_config.async_producer_op
+            if op is AsyncProducerOp.AsyncLoad:
+                c(f"pg_cp_async_arrive_noinc({self.addr(a)});  // arrives when this thread's cp.async landed")
             else:
-                c(f"if (tt == 0) umma_commit({self.addr(bset, key)});  // umma release: arrives once the MMAs read it")
-
-    def keys_resources(self, key: str) -> list[str]:
-        if self.d.has_resource(key):
-            return [key]
-        return list(self.d.group(key).member_names)
-
-    def is_acc(self, name: str) -> bool:
-        return name == self.p.acc
+                c("fence_proxy_async();  // generic-proxy stores -> async-proxy (tensor core / TMA) readers",
+                  f"pg_mbar_arrive({self.addr(a)});")
+        elif a.who is Who.ALL:
+            c(f"pg_mbar_arrive({self.addr(a)});  // async release: every thread arrives")
+        elif a.after_mma and a.role is Role.FULL:  # umma producer: the accumulator's results are in place
+            if self.sm90:
+                self.stage_accumulator(a.cursor)
+                c("__threadfence_block();", f"named_bar_sync({MMA_BAR_ID}, {self.nt});",
+                  f"if (tt == 0) pg_mbar_arrive({self.addr(a)});  // umma commit: results in place")
+            else:
+                self.stage_tmem(a)
+        elif a.after_mma:  # umma release
+            if self.sm90:
+                v = self.v(a.cursor)
+                c(f"pend_{v} = s_{v};  // released after wgmma.wait_group retires it (next k step)")
+            else:
+                c(f"if (tt == 0) umma_commit({self.addr(a)});  // umma release: arrives once the MMAs read it")
+        else:
+            c(f"if (tt == 0) pg_mbar_arrive({self.addr(a)});  // one elected arrive")
 
     # -- work ------------------------------------------------------------------------------------
     def coords(self, space: str, who: str) -> tuple[str, str]:
@@ -309,19 +277,18 @@ class _Task:
         r, cl = SPACES[space]
         return base[r], base[cl]
 
-    def load(self, s: Step) -> None:
-        c, p = self.c, self.p
+    def load(self, rs: ResolvedStep) -> None:
+        c, p, s = self.c, self.p, rs.step
         tile = p.tiles[s.target]
-        key = self.key(s)
-        full = p.layout.set_for(s.target, "full")
         row0, col0 = self.coords(tile.space, repr(s.target))
-        dst = f"(base + {tile.offset}u + (u32)s_{key} * {tile.stage_bytes}u)"
-        if tile.producer is OpKind.TMA:
+        dst = f"(base + {tile.offset}u + (u32)s_{self.v(rs.cursor)} * {tile.stage_bytes}u)"
+        copies = [a for a in rs.actions if a.verb is Verb.COMPLETE_TX]
+        if copies:  # the copy engine lands the tile's bytes on the full barrier
             tm = p.tensor_map_for[(tile.source, tile.rows)].param
             with c.block("if (tt == 0)"):
                 for q in range(tile.panels):
                     c(f"tma_load_2d({dst} + {q * tile.rows * 128}u, &{tm}, {col0} + {q * PANEL_COLS}, {row0}, "
-                      f"{self.addr(full, key)});")
+                      f"{self.addr(copies[0])});")
             return
         chunks = tile.rows * tile.cols // 8  # a multiple of the task's threads (codegen.chunk_split)
         op = self.d.resource(s.target).pipeline_config.async_producer_op
@@ -341,14 +308,13 @@ class _Task:
                 else:
                     c("st_shared_v4(d, ok ? *(const uint4*)src : make_uint4(0u, 0u, 0u, 0u));")
 
-    def mma(self, s: Step) -> None:
+    def mma(self, rs: ResolvedStep) -> None:
         p, c = self.p, self.c
-        acc_key = self.key(Step("acquire", s.target, s.via, s.group))
-        ka = self.operand_key(p.a)
-        kb = self.operand_key(p.b)
+        acc = self.v(rs.cursor)
+        sa, sb = self.stage_cursor(p.a), self.stage_cursor(p.b)
         ta, tb = p.tiles[p.a], p.tiles[p.b]
-        a_st = f"(base + {ta.offset}u + (u32)s_{ka} * {ta.stage_bytes}u)"
-        b_st = f"(base + {tb.offset}u + (u32)s_{kb} * {tb.stage_bytes}u)"
+        a_st = f"(base + {ta.offset}u + (u32){sa} * {ta.stage_bytes}u)"
+        b_st = f"(base + {tb.offset}u + (u32){sb} * {tb.stage_bytes}u)"
         trans_b = 1 if p.b_major == "mn" else 0
         lbo_b = p.bk * 128 if p.b_major == "mn" else 16
         b_off = "kk * 2048" if p.b_major == "mn" else f"(kk >> 2) * {p.bn * 128} + (kk & 3) * 32"
@@ -376,21 +342,16 @@ class _Task:
                 with c.block(f"for (int kk = 0; kk < {p.bk // 16}; ++kk)"):
                     c(f"const u64 da = umma_desc(a_st + {a_off}, 16u, 1024u);",
                       f"const u64 db = umma_desc(b_st + {b_off}, {lbo_b}u, 1024u);",
-                      f"umma_f16(tmem_base + (u32)s_{acc_key} * {p.bn}u, da, db, {idesc}u, (kt > 0 || kk > 0) ? 1u : 0u);")
+                      f"umma_f16(tmem_base + (u32)s_{acc} * {p.bn}u, da, db, {idesc}u, (kt > 0 || kk > 0) ? 1u : 0u);")
 
-    def operand_key(self, res: str) -> str:
-        return self.key(Step("wait", res, "member" if self.d.group_of(res) else "bare",
-                             self.d.group_of(res).name if self.d.group_of(res) else None))
-
-    def stage_accumulator(self, key: str) -> None:
+    def stage_accumulator(self, cursor: str) -> None:
         """sm_90: the lazy acquire, then each thread writes its fragment to the staging buffer."""
         c, p = self.c, self.p
         st = p.staging
-        for a, bset in self.pending_acquire.pop(key, []):
-            if a.verb == "wait":
-                c("// the umma producer's acquire: wait until the epilogue released this staging buffer")
-                self.wait_for(bset, key)
-        c(f"const u32 stg = base + {st.offset}u + (u32)s_{key} * {st.stage_bytes}u;", "#pragma unroll")
+        for a in self.pending_acquire.pop(cursor, []):
+            c("// the umma producer's acquire: wait until the epilogue released this staging buffer")
+            c(self.wait_code(a))
+        c(f"const u32 stg = base + {st.offset}u + (u32)s_{self.v(cursor)} * {st.stage_bytes}u;", "#pragma unroll")
         with c.block(f"for (int r = 0; r < {p.mma_repeats}; ++r)"):
             c(f"const int row0 = (wgi * {p.mma_repeats} + r) * 64 + 16 * wl + (lane >> 2);", "#pragma unroll")
             with c.block(f"for (int q = 0; q < {p.bn // 8}; ++q)"):
@@ -402,20 +363,24 @@ class _Task:
                     else:
                         c(f"st_shared_u32(stg + (u32)(row0 + 8 * h) * {st.pitch}u + (u32)col * 2u, pack_{st.dtype}x2(v0, v1));")
 
-    def stage_tmem(self, key: str, full) -> None:
+    def stage_tmem(self, full: BarrierAction) -> None:
         """sm_100a: the MMAs' completion is committed to this stage's ``mma_done`` barrier; the
         task's warpgroup then copies tensor memory (warp w%4 reads lanes 32*(w%4)..) to the
         staging buffer, so an epilogue of any width can drain it; one elected arrive follows."""
         c, p = self.c, self.p
         st = p.staging
-        done = f"(xbar + 8u + 8u * (u32)s_{key})"
+        v = self.v(full.cursor)
+        done = f"(xbar + 8u + 8u * (u32)s_{v})"
+        # mma_done[s] completes its phase 0 first: the opposite parity of the producer cursor,
+        # whose phase starts at 1 (START_PHASE)
         c(f"if (tt == 0) umma_commit({done});  // arrives once every MMA of this tile completed",
-          f"if (!wd_wait({done}, ph_{key}, wd_abort, wd_diag, wd_budget_ns, -1, s_{key}, tile, kt, {self.i})) goto {self.label};",
+          f"if (!wd_wait({done}, ph_{v} ^ 1u, wd_abort, wd_diag, wd_budget_ns, -1, s_{v}, tile, kt, {self.i})) "
+          f"goto {self.label};",
           "tc_fence_after();",
-          f"const u32 stg = base + {st.offset}u + (u32)s_{key} * {st.stage_bytes}u;",
+          f"const u32 stg = base + {st.offset}u + (u32)s_{v} * {st.stage_bytes}u;",
           "const int row = 32 * (warp & 3) + lane;  // TMEM lane = tile row", "#pragma unroll 1")
         with c.block(f"for (int j = 0; j < {p.bn // 8}; ++j)"):
-            c("float v[8];", f"tmem_ld8(tmem_base + ((u32)(32 * (warp & 3)) << 16) + (u32)s_{key} * {p.bn}u + 8u * (u32)j, v);")
+            c("float v[8];", f"tmem_ld8(tmem_base + ((u32)(32 * (warp & 3)) << 16) + (u32)s_{v} * {p.bn}u + 8u * (u32)j, v);")
             if st.dtype == "float32":
                 c(f"st_shared_v4(stg + (u32)row * {st.pitch}u + (u32)j * 32u, make_uint4(__float_as_uint(v[0]), "
                   "__float_as_uint(v[1]), __float_as_uint(v[2]), __float_as_uint(v[3])));",
@@ -426,19 +391,18 @@ class _Task:
                 c(f"st_shared_v4(stg + (u32)row * {st.pitch}u + (u32)j * 16u, make_uint4(pack_{d}x2(v[0], v[1]), "
                   f"pack_{d}x2(v[2], v[3]), pack_{d}x2(v[4], v[5]), pack_{d}x2(v[6], v[7])));")
         c("tc_fence_before();", "__threadfence_block();", f"named_bar_sync({MMA_BAR_ID}, 128);",
-          f"if (tt == 0) pg_mbar_arrive({self.addr(full, key)});  // umma commit: results in place")
+          f"if (tt == 0) pg_mbar_arrive({self.addr(full)});  // umma commit: results in place")
 
-    def store(self, s: Step) -> None:
+    def store(self, rs: ResolvedStep) -> None:
         c, p = self.c, self.p
-        out = self.d.resource(s.target)
+        out = self.d.resource(rs.step.target)
         ins = list(self.d.deps(out.name))
-        ex = compute_expr(self.d, out.name)  # the grammar-checked tree (compute.expr)
+        body = compute_expr(self.d, out.name).to_c({n: f"x_{n}[e]" for n in ins})  # checked: compute.expr
         space = p.gmem_spaces[out.name]
         row0, col0 = self.coords(space, repr(out.name))
         rdim, cdim = SPACES[space]
         rows, cols = {"MN": (p.bm, p.bn), "MK": (p.bm, p.bk)}[space]
         cpr = cols // 8
-        body = ex.to_c({n: f"x_{n}[e]" for n in ex.operands})
         guard = space == "MK" and "tile" in self.loops
         if guard:
             c("// the output does not depend on the N tile: only the first N-tile column writes it")
@@ -456,10 +420,10 @@ class _Task:
         with c.block(f"if (gr < {rdim} && gc < {cdim})"):
             for name in ins:
                 c(f"float x_{name}[8];")
-                key = self.key(Step("wait", name, *self.via_of(name)))
+                stage = self.stage_cursor(name)
                 if name == p.acc:
                     st = p.staging
-                    c(f"const u32 sa_{name} = base + {st.offset}u + (u32)s_{key} * {st.stage_bytes}u + (u32)r * {st.pitch}u;")
+                    c(f"const u32 sa_{name} = base + {st.offset}u + (u32){stage} * {st.stage_bytes}u + (u32)r * {st.pitch}u;")
                     if st.dtype == "float32":
                         c(f"const uint4 lo_{name} = ld_shared_v4(sa_{name} + (u32)j * 32u), "
                           f"hi_{name} = ld_shared_v4(sa_{name} + (u32)j * 32u + 16u);",
@@ -472,7 +436,7 @@ class _Task:
                     unpack = st.dtype
                 else:
                     t = p.tiles[name]
-                    c(f"const uint4 v_{name} = ld_shared_v4(base + {t.offset}u + (u32)s_{key} * {t.stage_bytes}u + "
+                    c(f"const uint4 v_{name} = ld_shared_v4(base + {t.offset}u + (u32){stage} * {t.stage_bytes}u + "
                       f"(u32)(j >> 3) * {t.rows * 128}u + (u32)r * 128u + (u32)(((j & 7) ^ (r & 7)) << 4));")
                     unpack = p.dtype
                 c(f"unpack_{unpack}x2(v_{name}.x, x_{name}[0], x_{name}[1]); unpack_{unpack}x2(v_{name}.y, x_{name}[2], x_{name}[3]);",
@@ -481,10 +445,6 @@ class _Task:
               f"uint4 w; w.x = pack_{p.dtype}x2(o[0], o[1]); w.y = pack_{p.dtype}x2(o[2], o[3]);",
               f"w.z = pack_{p.dtype}x2(o[4], o[5]); w.w = pack_{p.dtype}x2(o[6], o[7]);",
               f"*(uint4*)({tensor(out.name)} + (size_t)gr * {cdim} + gc) = w;")
-
-    def via_of(self, res: str) -> tuple[str, str | None]:
-        g = self.d.group_of(res)
-        return ("member", g.name) if g else ("bare", None)
 
 
 def tensor(name: str) -> str:
@@ -498,12 +458,17 @@ def _kernel_name(design: Design) -> str:
 
 
 def emit_gemm(design: Design, *, arch: str = "sm_90a", b_major: str = "mn",
-              acc_stage_dtype: str | None = None) -> KernelSource:
+              acc_stage_dtype: str | None = None, validate: bool = True) -> KernelSource:
     """The CUDA C++ of ``design``'s GEMM kernel for ``arch`` ("sm_90a" runs on H100 / H200;
     "sm_100a" is compile-only).  ``b_major``: "mn" when gmem B is K x N row-major (D = A @ B),
     "k" when it is stored N x K.  ``acc_stage_dtype`` (sm_90a): the dtype of the shared-memory
-    staging of the accumulator; None picks float32 when it fits, else the output dtype."""
+    staging of the accumulator; None picks float32 when it fits, else the output dtype.
+    ``validate=False`` skips the design rules (to build deliberately wrong kernels); what the
+    generator cannot build (``codegen.*``) is refused either way, as one ``DesignError``."""
+    if validate:
+        require_valid(design, arch)
     p = plan_gemm(design, arch, b_major, acc_stage_dtype).require(design.name, arch)
+    plans = resolve(design, p.layout)
     c = _Code()
     sm90 = arch == "sm_90a"
     mapping = (MAP_SM90 if sm90 else MAP_SM100).format(stage=p.staging.dtype)
@@ -537,7 +502,7 @@ def emit_gemm(design: Design, *, arch: str = "sm_90a", b_major: str = "mn",
     c(f"{entry}({', '.join(sig)}) {{")
     c.depth += 1
     c(f"#if !{feat}")
-    c(f"if (threadIdx.x == 0) wd_report(wd_abort, wd_diag, 3, -1, -1, 0u, -1, -1, 0ull, -1);  // built for another arch")
+    c("if (threadIdx.x == 0) wd_report(wd_abort, wd_diag, 3, -1, -1, 0u, -1, -1, 0ull, -1);  // built for another arch")
     c("#else")
     c("extern __shared__ __align__(1024) unsigned char smem_raw[];",
       "const u32 raw = pg_smem_u32(smem_raw);",
@@ -588,7 +553,7 @@ def emit_gemm(design: Design, *, arch: str = "sm_90a", b_major: str = "mn",
                 else:
                     cond_t = f"warp >= {t.warp_idx} && warp < {t.warp_idx + t.num_warps}"
                 with c.block(f"if ({cond_t})"):
-                    _Task(p, t, idx, c).emit()
+                    _Task(p, t, plans[t.name], idx, c).emit()
         first = False
     if not sm90:
         c("tc_fence_before();", "__syncthreads();")

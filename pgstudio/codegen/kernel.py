@@ -26,13 +26,12 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping
 
-from ..analysis.build import StreamPlan, TaskCode, design_error, is_mma_design, plan_stream
+from ..analysis.build import StreamPlan, TaskCode, is_mma_design, plan_stream
 from ..analysis.expr import FUNCTIONS
-from ..analysis.protocol import ONE
-from ..analysis.validate import validate as validate_design
+from ..analysis.validate import require_valid
 from ..errors import CompileError
 from ..model.design import Design
-from ..model.kinds import AsyncProducerOp, OpKind
+from ..model.kinds import AsyncProducerOp, OpKind, Role, Who
 from ..model.resource import Memory
 from ..model.targets import ARCHES
 from ._writer import Writer
@@ -90,11 +89,9 @@ def emit(design: Design, *, arch: str = "sm_90a", validate: bool = True, watchdo
         raise CompileError(f"options {', '.join(sorted(gemm_options))} apply to MMA designs only; "
                            f"{design.name!r} is a streaming design")
     if validate:
-        report = validate_design(design.with_targets(arch))
-        if not report.ok:
-            raise design_error(design.name, report.errors, f"cannot be built for {arch}")
+        require_valid(design, arch)
     if mma:
-        return emit_gemm(design, arch=arch, **gemm_options)
+        return emit_gemm(design, arch=arch, validate=False, **gemm_options)  # validated above when asked
     plan = plan_stream(design).require(design.name, arch)
     return _Kernel(plan, arch, watchdog, {k: knobs.get(k, vals[0]) for k, vals in TUNING.items()},
                    instrument).source()
@@ -256,9 +253,9 @@ class _Kernel:
             elif a.verb == "complete_tx":
                 self._bulk_copy(tc, rs, slot)
             elif a.verb == "arrive":
-                if a.who == ONE:
+                if a.who is Who.ONE:
                     w.add(self._one(tc, f"pg_mbar_arrive({slot});"))
-                elif rs.step.op == "commit" and self._async_load(rs):
+                elif a.role is Role.FULL and self._async_load(rs):  # a producer's arrival
                     w.add(f"pg_cp_async_arrive_noinc({slot});  // arrives once this thread's cp.async landed")
                 else:
                     w.add(f"pg_mbar_arrive({slot});")

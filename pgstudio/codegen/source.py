@@ -54,10 +54,3 @@ class KernelSource:
             if ln <= line:
                 best = elem
         return best
-
-    def _repr_mimebundle_(self, include=None, exclude=None):
-        from html import escape
-        head = (f"// {self.entry}: block {self.block}, grid {self.grid or 'persistent'}, "
-                f"{self.smem_bytes} B smem, {self.arch}")
-        return {"text/plain": head + "\n" + self.code,
-                "text/html": f"<details><summary><code>{escape(head)}</code></summary><pre>{escape(self.code)}</pre></details>"}

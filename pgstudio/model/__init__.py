@@ -6,18 +6,20 @@ from .config import (FACTORIES, CooperativeGroup, PipelineConfig, create_async_a
                      create_umma_async_pipeline_cfg, create_umma_umma_pipeline_cfg)
 from .design import Design
 from .diagnostic import Diagnostic, Severity
-from .group import GroupConfig, MemberRef, PipelineGroup, PipelineGroupMode
-from .kinds import Agent, AsyncProducerOp, OpKind, PipelineType
+from .group import GroupConfig, MemberRef, PipelineGroup
+from .kinds import Agent, AsyncProducerOp, Bytes, Op, OpKind, PipelineType, Role, Side, Verb, Who
+from .protocol import PROTOCOL, Action, PipelineGroupMode
 from .resource import Compute, GmemTensor, Memory, MemoryResource, Resource, SmemTile, TmemAccumulator
 from .schedule import CapturedSchedule, Loop, Step
 from .task import Task
 from .ungroup import ungrouped
 
 __all__ = [
-    "Agent", "AsyncProducerOp", "BoundSchedule", "CapturedSchedule", "Compute", "CooperativeGroup", "Design",
-    "Diagnostic", "FACTORIES", "GmemTensor", "GroupConfig", "Loop", "MemberRef", "Memory", "MemoryResource", "OpKind",
-    "PipelineConfig", "PipelineGroup", "PipelineGroupMode", "PipelineType", "Resource", "Schedule", "Severity",
-    "SmemTile", "Step", "Task", "TmemAccumulator", "Value", "create_async_async_pipeline_cfg",
-    "create_async_umma_pipeline_cfg", "create_tma_async_pipeline_cfg", "create_tma_umma_pipeline_cfg",
-    "create_umma_async_pipeline_cfg", "create_umma_umma_pipeline_cfg", "domain_loop", "schedule", "ungrouped",
+    "Action", "Agent", "AsyncProducerOp", "BoundSchedule", "Bytes", "CapturedSchedule", "Compute",
+    "CooperativeGroup", "Design", "Diagnostic", "FACTORIES", "GmemTensor", "GroupConfig", "Loop", "MemberRef",
+    "Memory", "MemoryResource", "Op", "OpKind", "PROTOCOL", "PipelineConfig", "PipelineGroup", "PipelineGroupMode",
+    "PipelineType", "Resource", "Role", "Schedule", "Severity", "Side", "SmemTile", "Step", "Task",
+    "TmemAccumulator", "Value", "Verb", "Who", "create_async_async_pipeline_cfg", "create_async_umma_pipeline_cfg",
+    "create_tma_async_pipeline_cfg", "create_tma_umma_pipeline_cfg", "create_umma_async_pipeline_cfg",
+    "create_umma_umma_pipeline_cfg", "domain_loop", "schedule", "ungrouped",
 ]

@@ -55,6 +55,23 @@ class CooperativeGroup:
         return f"{self.size} {self.agent.value.lower()}{'s' if self.size != 1 else ''}"
 
 
+def group_for_threads(threads: int, agent: Agent | str = Agent.Warp) -> CooperativeGroup:
+    """The cooperative group of ``threads`` threads in the units a form shows (``agent``): whole
+    warps stay warps, anything else counts threads."""
+    if Agent(getattr(agent, "value", agent)) is Agent.Warp and threads % 32 == 0:
+        return CooperativeGroup(Agent.Warp, threads // 32)
+    return CooperativeGroup(Agent.Thread, threads)
+
+
+def threads_text(threads: int, agent: Agent | str = Agent.Thread) -> str:
+    """``threads`` as a person reads it next to an ``agent`` selector: "1 Warp (32 threads)"
+    beside Warp (typing 32 there would give 1024 threads), "128 threads" beside Thread."""
+    g = group_for_threads(threads, agent)
+    if g.agent is Agent.Warp:
+        return f"{g.size} Warp{'s' if g.size != 1 else ''} ({threads} threads)"
+    return f"{threads} thread{'s' if threads != 1 else ''}"
+
+
 #: Default group of a side signalled by one elected thread (tma, umma).
 ONE_THREAD = CooperativeGroup(Agent.Thread, 1)
 #: Default group of an async side: one warpgroup (4 warps, 128 threads).

@@ -7,9 +7,9 @@ produces, does the work the graph says (a copy, an MMA, a store), then commits a
     producer side of a resource:  try_acquire / acquire  ..work..  commit
     consumer side of a resource:  try_wait / wait  ..read..        release
 
-with the seed's group convention: members are reached as ``group.member``, and the collapsed
-stage is emitted once on the group object -- Merge ``group.release()``, Fork ``group.commit()``,
-FusedMerge ``group.try_wait(); group.wait()`` and ``group.release()``.
+with the seed's group convention: members are reached as ``group.member``, and the ops the
+protocol table puts on the group object (``PipelineGroupMode.group_ops``: Merge ``release``, Fork
+``commit``, FusedMerge ``try_wait``, ``wait`` and ``release``) are emitted once, on the group.
 
 One iteration of a task, in order: waits, acquires, reads, work, commits, releases.  A task that
 accumulates an MMA over ``num_k_tiles`` (it produces a resource whose compute is ``mma`` and the
@@ -25,7 +25,9 @@ from __future__ import annotations
 from typing import Iterable
 
 from .design import Design
-from .group import PipelineGroup, PipelineGroupMode
+from .group import PipelineGroup
+from .kinds import Op
+from .protocol import PipelineGroupMode, is_group_op
 from .resource import Memory
 from .schedule import CapturedSchedule, Loop, Step
 from .task import Task
@@ -57,6 +59,37 @@ def derive_design(design: Design, *, replace_attached: bool = False) -> Design:
                 changed = True
         tasks.append(t)
     return design.replace(tasks=tasks) if changed else design
+
+
+def adopt_derived(design: Design) -> Design:
+    """``design`` with every schedule attached by hand that is step for step what derivation
+    gives (argument names aside) replaced by the derived one, so it follows later edits: the
+    canonical designs' hand-written schedules are the seed's, and a mode switch re-derives them
+    instead of leaving a Merge schedule on a FusedMerge group."""
+    k_streamed = _k_streamed(design)
+    tasks, changed = [], False
+    for t in design.tasks:
+        if not is_derived(t.schedule):
+            sched = _derive(design, t, k_streamed)
+            if _same_steps(sched.nodes, t.schedule.nodes):
+                t = Task.unchecked(t.name, t.warp_idx, t.num_warps, t.src_resources, t.dst_resources, sched)
+                changed = True
+        tasks.append(t)
+    return design.replace(tasks=tasks) if changed else design
+
+
+def _same_steps(a: tuple, b: tuple) -> bool:
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if isinstance(x, Loop) or isinstance(y, Loop):
+            if not (isinstance(x, Loop) and isinstance(y, Loop) and (x.start, x.stop, x.step) == (y.start, y.stop, y.step)
+                    and _same_steps(x.body, y.body)):
+                return False
+        elif (x.op, x.target, x.via, x.group, [v for _, v in x.args]) != (y.op, y.target, y.via, y.group,
+                                                                            [v for _, v in y.args]):
+            return False
+    return True
 
 
 def derive_schedule(design: Design, task: str | Task) -> CapturedSchedule:
@@ -135,46 +168,38 @@ class _Emitter:
             return Step(op, name, "bare", None, args)
         return Step(op, name, "member", g.name, args)
 
-    def _blocking(self, try_op: str, op: str, names: Iterable[str], collapsed_modes: tuple[str, ...]) -> list[Step]:
-        out: list[Step] = []
-        done: set[str] = set()
-        for n in names:
-            g = self._group(n)
-            if g is not None and g.mode.value in collapsed_modes:
-                if g.name not in done:
-                    done.add(g.name)
-                    out += [Step(try_op, g.name, "group", g.name), Step(op, g.name, "group", g.name)]
-            else:
-                out += [self._step(try_op, n), self._step(op, n)]
-        return out
+    def _collapsed(self, name: str, op: Op) -> PipelineGroup | None:
+        """The group whose object takes ``op`` for ``name`` (per the protocol table), or None."""
+        g = self._group(name)
+        return g if g is not None and is_group_op(g.mode, op) else None
 
-    def _signal(self, op: str, names: Iterable[str], collapsed_modes: tuple[str, ...]) -> list[Step]:
+    def _steps(self, ops: tuple[Op, ...], names: Iterable[str]) -> list[Step]:
+        """``ops`` on each of ``names``; once on the group object where the table collapses them."""
         out: list[Step] = []
         done: set[str] = set()
         for n in names:
-            g = self._group(n)
-            if g is not None and g.mode.value in collapsed_modes:
-                if g.name not in done:
-                    done.add(g.name)
-                    out.append(Step(op, g.name, "group", g.name))
-            else:
-                out.append(self._step(op, n))
+            g = self._collapsed(n, ops[-1])
+            if g is None:
+                out += [self._step(op.value, n) for op in ops]
+            elif g.name not in done:
+                done.add(g.name)
+                out += [Step(op.value, g.name, "group", g.name) for op in ops]
         return out
 
     def waits(self, consumed: list[str]) -> list[Step]:
-        return self._blocking("try_wait", "wait", consumed, (PipelineGroupMode.FusedMerge.value,))
+        return self._steps((Op.TRY_WAIT, Op.WAIT), consumed)
 
     def acquires(self, produced: list[str]) -> list[Step]:
-        return self._blocking("try_acquire", "acquire", produced, ())
+        return self._steps((Op.TRY_ACQUIRE, Op.ACQUIRE), produced)
 
     def reads(self, consumed: list[str]) -> list[Step]:
-        return [self._step("read", n) for n in consumed]
+        return [self._step(Op.READ.value, n) for n in consumed]
 
     def commits(self, produced: list[str]) -> list[Step]:
-        return self._signal("commit", produced, (PipelineGroupMode.Fork.value,))
+        return self._steps((Op.COMMIT,), produced)
 
     def releases(self, consumed: list[str]) -> list[Step]:
-        return self._signal("release", consumed, (PipelineGroupMode.Merge.value, PipelineGroupMode.FusedMerge.value))
+        return self._steps((Op.RELEASE,), consumed)
 
     def work(self, produced: list[str]) -> list[Step]:
         out = []

@@ -17,6 +17,7 @@ from ..errors import DesignError
 from .group import PipelineGroup
 from .names import check_name
 from .resource import Resource
+from .serialize import design_from_json, design_to_json
 from .targets import DEFAULT_TARGETS
 from .task import Task
 
@@ -121,13 +122,11 @@ class Design:
         return validate(self, checker=checker, iterations=iterations)
 
     def to_json(self, indent: int | None = 2) -> str:
-        from .serialize import design_to_json
         return design_to_json(self, indent=indent)
 
     @classmethod
     def from_json(cls, text: str | bytes) -> "Design":
-        from .serialize import design_from_json
-        return design_from_json(text)
+        return design_from_json(text, cls)
 
     # -- edits return new designs -----------------------------------------------------------
     def replace(self, **changes: Any) -> "Design":
@@ -184,13 +183,16 @@ class Design:
         return self.replace(targets=targets)
 
     def summary(self) -> str:
+        if not (self.resources or self.groups or self.tasks):
+            return f"design {self.name!r}: empty (no resources, groups or tasks yet)"
+
+        def count(n: int, what: str) -> str:
+            return f"{n} {what}{'s' if n != 1 else ''}"
+
         groups = ", ".join(f"{g.name}:{g.mode.value}" for g in self.groups) or "no groups"
-        return (f"design {self.name!r}: {len(self.resources)} resources ({len(self.pipelined)} pipelined), "
-                f"{groups}, {len(self.tasks)} tasks, {self.num_warps} warps")
+        warps = count(self.num_warps, "warp") if self.tasks else "no warps"
+        return (f"design {self.name!r}: {count(len(self.resources), 'resource')} ({len(self.pipelined)} pipelined), "
+                f"{groups}, {count(len(self.tasks), 'task')}, {warps}")
 
     def __str__(self) -> str:
         return self.summary()
-
-    def _repr_mimebundle_(self, include=None, exclude=None):
-        from ..analysis.display import design_bundle
-        return design_bundle(self)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
-from typing import Iterable
+from typing import Any, Iterable
 
 
 class Severity(str, Enum):
@@ -23,16 +23,34 @@ class Severity(str, Enum):
 
 
 @dataclass(frozen=True)
+class Fix:
+    """A mechanical fix, as data: the pure edit ``model.edits.<edit>(design, *args, **kwargs)``
+    that removes the finding.  Data rather than a callable, so a rule can name it without
+    importing the studio, a report stays comparable and serialisable, and the studio shows it as
+    a button, the CLI as text.  ``label`` says what it does in the units of the editor's form
+    ("set consumer_group to 1 Warp (32 threads)")."""
+
+    label: str
+    edit: str
+    args: tuple[Any, ...] = ()
+    kwargs: tuple[tuple[str, Any], ...] = ()
+
+    def __str__(self) -> str:
+        return self.label
+
+
+@dataclass(frozen=True)
 class Diagnostic:
     """One finding: a stable ``code``, a ``message`` quoting names and values, the design
-    elements it is about (``where``: resource / group / task names) and a ``hint`` saying how to
-    fix it."""
+    elements it is about (``where``: resource / group / task names), a ``hint`` saying how to
+    fix it and, when the fix is mechanical, the ``fixes`` that do it."""
 
     code: str
     severity: Severity
     message: str
     where: tuple[str, ...] = ()
     hint: str = ""
+    fixes: tuple[Fix, ...] = ()
 
     @property
     def is_error(self) -> bool:
@@ -43,12 +61,25 @@ class Diagnostic:
         return f"{text} (fix: {self.hint})" if self.hint else text
 
 
-def error(code: str, message: str, where: Iterable[str] = (), hint: str = "") -> Diagnostic:
-    return Diagnostic(code, Severity.ERROR, message, tuple(where), hint)
+def error(code: str, message: str, where: Iterable[str] = (), hint: str = "", fixes: Iterable[Fix] = ()) -> Diagnostic:
+    return Diagnostic(code, Severity.ERROR, message, tuple(where), hint, tuple(fixes))
 
 
-def warning(code: str, message: str, where: Iterable[str] = (), hint: str = "") -> Diagnostic:
-    return Diagnostic(code, Severity.WARNING, message, tuple(where), hint)
+def warning(code: str, message: str, where: Iterable[str] = (), hint: str = "", fixes: Iterable[Fix] = ()) -> Diagnostic:
+    return Diagnostic(code, Severity.WARNING, message, tuple(where), hint, tuple(fixes))
+
+
+def with_fixes(diag: Diagnostic, fixes: Iterable[Fix]) -> Diagnostic:
+    """``diag`` with ``fixes`` added after its own."""
+    extra = tuple(fixes)
+    if not extra:
+        return diag
+    return Diagnostic(diag.code, diag.severity, diag.message, diag.where, diag.hint, diag.fixes + extra)
+
+
+def fix(label: str, edit: str, *args: Any, **kwargs: Any) -> Fix:
+    """``Fix(label, edit, args, kwargs)`` written like the call it stands for."""
+    return Fix(label, edit, args, tuple(kwargs.items()))
 
 
 def raise_first(diagnostics: Iterable[Diagnostic], exc_type: type) -> None:

@@ -10,38 +10,17 @@ from __future__ import annotations
 
 import weakref
 from dataclasses import dataclass
-from enum import Enum
 from typing import Any, Sequence
 
 from ..errors import DesignError
 from .config import CooperativeGroup, PipelineConfig
 from .diagnostic import raise_first
 from .group_rules import alias_roots, check_group, merged_num_bytes
-from .kinds import OpKind, PipelineType
+from .kinds import OpKind, PipelineType, Side
 from .names import check_name
+from .protocol import PipelineGroupMode
 from .resource import Resource
 from .steps import SyncSteps, WorkSteps
-
-
-class PipelineGroupMode(str, Enum):
-    """Which side a group collapses onto one barrier set."""
-
-    Merge = "Merge"  # N producers -> 1 consumer: shared empty barrier
-    Fork = "Fork"  # 1 producer -> N consumers: shared full barrier
-    FusedMerge = "FusedMerge"  # N producers -> 1 consumer: shared full AND shared empty
-
-    @property
-    def collapsed_side(self) -> str:
-        """The side whose kind and size must be homogeneous ("consumer" or "producer")."""
-        return "producer" if self is PipelineGroupMode.Fork else "consumer"
-
-    @property
-    def shared_barriers(self) -> tuple[str, ...]:
-        """Which barrier roles ("full", "empty") the group shares among members."""
-        return {"Merge": ("empty",), "Fork": ("full",), "FusedMerge": ("full", "empty")}[self.value]
-
-    def __str__(self) -> str:
-        return self.value
 
 
 @dataclass(frozen=True)
@@ -50,7 +29,7 @@ class GroupConfig:
 
     num_stages: int
     num_bytes: int
-    collapsed_side: str
+    collapsed_side: Side
     collapsed_kind: OpKind
     pipeline_type: PipelineType | None  # None when the members' types differ
     collapsed_threads: int
@@ -63,7 +42,7 @@ class GroupConfig:
         if self.pipeline_type is not None:
             return self.pipeline_type.value
         kind = self.collapsed_kind.value.capitalize()
-        return f"Mixed{kind}" if self.collapsed_side == "consumer" else f"{kind}Mixed"
+        return f"Mixed{kind}" if self.collapsed_side is Side.CONSUMER else f"{kind}Mixed"
 
 
 # Which group claims a member, keyed by the member object's identity: a resource may be in one
@@ -147,7 +126,7 @@ class PipelineGroup(SyncSteps):
     def merged_config(self) -> GroupConfig:
         """The derived config (meaningful for a valid group; see ``check_group``)."""
         side = self.mode.collapsed_side
-        other = "consumer" if side == "producer" else "producer"
+        other = side.other
         cfgs = [m.pipeline_config for m in self.members if m.pipeline_config is not None]
         if not cfgs:
             raise DesignError(f"group {self.name!r} has no pipelined member, so it has no merged config",
@@ -167,8 +146,8 @@ class PipelineGroup(SyncSteps):
 
     # -- collapsed stage, recorded inside @schedule ---------------------------------------
     def _record(self, op: str, args: dict | None = None) -> None:
-        """Collapsed stage on the group object: Merge release, Fork commit, FusedMerge wait /
-        release (others are recorded too, and rejected by the schedule rules)."""
+        """The collapsed stage on the group object (``mode.group_ops``); other ops are recorded
+        too, and rejected by the schedule rules."""
         from .capture import record
         record(op, self, via="group", args={})
 

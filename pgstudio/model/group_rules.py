@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Iterator, Sequence
 
-from .config import PipelineConfig
-from .diagnostic import Diagnostic, error
+from .config import PipelineConfig, threads_text
+from .diagnostic import Diagnostic, Fix, error, fix
 from .kinds import OpKind, PipelineType
 from .resource import Resource
 
@@ -57,7 +57,10 @@ def check_group(name: str, members: Sequence[Resource], mode, pipeline_config: P
         yield error("group.num_stages",
                     f"group {name!r}: members' num_stages differ ({_members_text(members, lambda m: m.pipeline_config.num_stages)}), "
                     f"expected num_stages {fcfg.num_stages} for every member (as {first.name!r})",
-                    where, "give every member the same num_stages")
+                    where, f"give every member num_stages {fcfg.num_stages} (as {first.name!r})",
+                    [fix(f"set {m.name}'s num_stages to {fcfg.num_stages}", "set_resource", m.name,
+                         num_stages=fcfg.num_stages)
+                     for m in members if m.pipeline_config.num_stages != fcfg.num_stages])
     kinds = {m.pipeline_config.pipeline_type.kind(side) for m in members}
     if len(kinds) > 1:
         allowed = " / ".join(
@@ -67,18 +70,37 @@ def check_group(name: str, members: Sequence[Resource], mode, pipeline_config: P
                     f"group {name!r} ({mode.value}) collapses the {side} side, so every member needs one "
                     f"{side} kind; got {_members_text(members, lambda m: f'{m.pipeline_config.pipeline_type} ({side} {m.pipeline_config.pipeline_type.kind(side)})')}, "
                     f"expected {side} kind {fcfg.pipeline_type.kind(side)} for every member (as {first.name!r})",
-                    where, f"allowed {mode.value} mixes: {allowed}; or leave the odd member out of the group")
+                    where, f"allowed {mode.value} mixes: {allowed}; or leave the odd member out of the group",
+                    _kind_fixes(name, members, side))
     sizes = {m.pipeline_config.arrive_count(side) for m in members}
     if len(sizes) > 1:
         yield error("group.collapsed_size",
                     f"group {name!r} ({mode.value}): the collapsed {side} side is driven by one task, so its "
                     f"cooperative groups must match; got {_members_text(members, lambda m: f'{m.pipeline_config.arrive_count(side)} threads')}, "
                     f"expected {fcfg.arrive_count(side)} threads for every member (as {first.name!r})",
-                    where, f"give every member the same {side}_group")
+                    where, f"give every member the {side}_group of {first.name!r} ({fcfg.group(side)})",
+                    [fix(f"set {m.name}'s {side}_group to {threads_text(fcfg.arrive_count(side), fcfg.group(side).agent)}",
+                         "set_resource", m.name, **{f"{side}_agent": fcfg.group(side).agent.value,
+                                                    f"{side}_size": fcfg.group(side).size})
+                     for m in members if m.pipeline_config.arrive_count(side) != fcfg.arrive_count(side)])
     if mode.value == "Fork":
         yield from _check_fork_alias(name, members, where)
     if pipeline_config is not None and not (len(stages) > 1 or len(kinds) > 1 or len(sizes) > 1):
         yield from _check_explicit(name, members, mode, pipeline_config, where)
+
+
+def _kind_fixes(name: str, members: Sequence[Resource], side: str) -> list[Fix]:
+    """Members whose collapsed-side kind differs from the first member's: make each of them the
+    first member's pipeline type, or (when two stay) leave them out of the group."""
+    first = members[0].pipeline_config.pipeline_type
+    odd = [m for m in members if m.pipeline_config.pipeline_type.kind(side) != first.kind(side)]
+    fixes = [fix(f"make {m.name} {first.value} (as {members[0].name})", "set_resource", m.name,
+                 pipeline_type=first.value) for m in odd]
+    keep = [m.name for m in members if m not in odd]
+    if len(keep) >= 2:
+        fixes.append(fix(f"leave {', '.join(m.name for m in odd)} out of group {name}", "set_group", name,
+                         members=tuple(keep)))
+    return fixes
 
 
 def alias_roots(members: Sequence[Resource]) -> dict[str, str]:
@@ -112,7 +134,10 @@ def _check_fork_alias(name: str, members: Sequence[Resource], where) -> Iterator
                         f"fork {name!r}: members {', '.join(repr(m.name) for m in views)} view one buffer {root!r} but "
                         f"their num_bytes differ ({_members_text(views, lambda m: m.pipeline_config.num_bytes)}), "
                         f"expected {views[0].pipeline_config.num_bytes} for each (one copy lands once)",
-                        where, "give the aliased members the same num_bytes")
+                        where, "give the aliased members the same num_bytes",
+                        [fix(f"set {m.name}'s num_bytes to {views[0].pipeline_config.num_bytes}", "set_resource",
+                             m.name, num_bytes=views[0].pipeline_config.num_bytes)
+                         for m in views[1:] if m.pipeline_config.num_bytes != views[0].pipeline_config.num_bytes])
 
 
 def merged_num_bytes(members: Sequence[Resource], mode) -> int:

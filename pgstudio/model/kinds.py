@@ -1,12 +1,18 @@
-"""Operation kinds and pipeline types (semantics.md section 1).
+"""The words of the protocol, as enums: kinds and pipeline types (semantics.md section 1), and
+the sides, barriers, schedule ops and barrier actions the protocol table (``protocol.py``) is
+written in.
 
 A pipeline type is ``<Producer><Consumer>``: TMA only produces; ``async`` work is done by
 threads; ``umma`` is tensor-core MMA signalled by one elected thread.
+
+The protocol enums are ``StrEnum``: a member equals, hashes and formats as its value, so a
+schedule step recorded as plain text (``Step.op == "acquire"``) finds its row of the table, and
+saved designs and messages read the same as before.
 """
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import Enum, StrEnum
 
 
 class OpKind(str, Enum):
@@ -59,8 +65,8 @@ class PipelineType(str, Enum):
         return _KINDS[self][1]
 
     def kind(self, side: str) -> OpKind:
-        """The kind of ``side`` ("producer" or "consumer")."""
-        return self.producer_kind if side == "producer" else self.consumer_kind
+        """The kind of ``side`` (``Side.PRODUCER`` or ``Side.CONSUMER``)."""
+        return self.producer_kind if side == Side.PRODUCER else self.consumer_kind
 
     def __str__(self) -> str:
         return self.value
@@ -82,3 +88,86 @@ def pipeline_type_of(producer: OpKind, consumer: OpKind) -> PipelineType | None:
         if kinds == (producer, consumer):
             return ptype
     return None
+
+
+# -- the protocol's words ------------------------------------------------------------------------
+
+class Side(StrEnum):
+    """The two ends of a pipeline: the producer fills stages, the consumer empties them."""
+
+    PRODUCER = "producer"
+    CONSUMER = "consumer"
+
+    @property
+    def other(self) -> "Side":
+        return Side.CONSUMER if self is Side.PRODUCER else Side.PRODUCER
+
+
+class Role(StrEnum):
+    """The two barriers of a stage: ``full`` (the stage holds data) and ``empty`` (it may be
+    overwritten)."""
+
+    FULL = "full"
+    EMPTY = "empty"
+
+
+class Op(StrEnum):
+    """The schedule ops a task records (``SyncSteps`` / ``WorkSteps``), with the side each is on."""
+
+    TRY_ACQUIRE = "try_acquire"
+    ACQUIRE = "acquire"
+    COMMIT = "commit"
+    TRY_WAIT = "try_wait"
+    WAIT = "wait"
+    RELEASE = "release"
+    LOAD = "load"
+    STORE = "store"
+    MMA = "mma"
+    READ = "read"
+
+    @property
+    def side(self) -> Side:
+        """Producer ops: try_acquire, acquire, commit and the work load / store / mma; the rest
+        (try_wait, wait, release, read) are the consumer's."""
+        return _CONSUMER if self in _CONSUMER_OPS else _PRODUCER
+
+    @property
+    def is_work(self) -> bool:
+        """Work (a copy, a store, an MMA, a read) rather than a barrier operation."""
+        return self in _WORK_OPS
+
+
+_PRODUCER, _CONSUMER = Side.PRODUCER, Side.CONSUMER
+_CONSUMER_OPS = frozenset((Op.TRY_WAIT, Op.WAIT, Op.RELEASE, Op.READ))
+_WORK_OPS = frozenset((Op.LOAD, Op.STORE, Op.MMA, Op.READ))
+
+
+class Verb(StrEnum):
+    """What a barrier action does to one mbarrier."""
+
+    WAIT = "wait"  # parity wait
+    ARRIVE = "arrive"
+    ARRIVE_EXPECT_TX = "arrive_expect_tx"  # expect the bytes, then arrive once (atomically)
+    COMPLETE_TX = "complete_tx"  # a copy's bytes land
+
+    @property
+    def arrives(self) -> bool:
+        """Does the action count one arrival of the barrier's phase?"""
+        return self in (Verb.ARRIVE, Verb.ARRIVE_EXPECT_TX)
+
+
+class Who(StrEnum):
+    """Who performs an action: one elected thread, all threads of the task, or the copy engine
+    (which completes transaction bytes and is no thread)."""
+
+    ONE = "one"
+    ALL = "all"
+    COPY = "copy"
+
+
+class Bytes(StrEnum):
+    """The transaction bytes an action carries: none, the member's own, or the group's merged."""
+
+    NONE = ""
+    OWN = "own"
+    MERGED = "merged"

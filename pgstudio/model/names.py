@@ -22,7 +22,15 @@ RESERVED_PREFIX = "pg_"
 
 
 def name_problem(name: object) -> str | None:
-    """Why ``name`` cannot name a design element, or None when it can."""
+    """Why ``name`` cannot name a design element, or None when it can.
+
+    >>> name_problem("smem_a") is None
+    True
+    >>> name_problem("2d")
+    "name '2d' is not an identifier (letters, digits and '_', not starting with a digit)"
+    >>> name_problem("pg_bar")
+    "name 'pg_bar' starts with 'pg_' or '__', which generated code reserves"
+    """
     if not isinstance(name, str) or not name:
         return f"name {name!r} is not a non-empty string"
     if not name.isascii() or not name.isidentifier():

@@ -10,20 +10,22 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterator, Union
 
+from .kinds import Op, Side
+
 #: Barrier operations, by side.
-PRODUCER_SYNC = ("try_acquire", "acquire", "commit")
-CONSUMER_SYNC = ("try_wait", "wait", "release")
+PRODUCER_SYNC = (Op.TRY_ACQUIRE, Op.ACQUIRE, Op.COMMIT)
+CONSUMER_SYNC = (Op.TRY_WAIT, Op.WAIT, Op.RELEASE)
 SYNC_OPS = PRODUCER_SYNC + CONSUMER_SYNC
 #: Work operations: read is consumer work; load / store / mma are producer work.
-PRODUCER_WORK = ("load", "store", "mma")
-CONSUMER_WORK = ("read",)
+PRODUCER_WORK = (Op.LOAD, Op.STORE, Op.MMA)
+CONSUMER_WORK = (Op.READ,)
 WORK_OPS = PRODUCER_WORK + CONSUMER_WORK
 ALL_OPS = SYNC_OPS + WORK_OPS
-#: Which side an op belongs to.
-SIDE_OF = {**{op: "producer" for op in PRODUCER_SYNC + PRODUCER_WORK},
-           **{op: "consumer" for op in CONSUMER_SYNC + CONSUMER_WORK}}
+#: Which side an op belongs to, and which ops are work (``Op.side``, ``Op.is_work``), by op text.
+SIDE_OF = {op.value: op.side for op in Op}
+_WORK = frozenset(WORK_OPS)
 #: try_ op -> the blocking op it must directly precede.
-TRY_OPS = {"try_acquire": "acquire", "try_wait": "wait"}
+TRY_OPS = {Op.TRY_ACQUIRE: Op.ACQUIRE, Op.TRY_WAIT: Op.WAIT}
 
 VIAS = ("bare", "member", "group")
 
@@ -44,12 +46,12 @@ class Step:
     args: tuple[tuple[str, str], ...] = ()
 
     @property
-    def side(self) -> str:
+    def side(self) -> Side:
         return SIDE_OF[self.op]
 
     @property
     def is_work(self) -> bool:
-        return self.op in WORK_OPS
+        return self.op in _WORK
 
     def __str__(self) -> str:
         head = self.target if self.via != "member" else f"{self.group}.{self.target}"

@@ -9,20 +9,9 @@ from __future__ import annotations
 from typing import Callable, Iterator, Mapping, Sequence
 
 from .diagnostic import Diagnostic, error
+from .kinds import Side
+from .protocol import is_group_op
 from .schedule import CapturedSchedule, Step, TRY_OPS
-
-#: Per mode: member ops that belong on the group object instead -> the fix.
-COLLAPSED_MEMBER_OPS = {
-    "Merge": {"release": "group.release()"},
-    "Fork": {"commit": "group.commit()"},
-    "FusedMerge": {"try_wait": "group.try_wait()", "wait": "group.wait()", "release": "group.release()"},
-}
-#: Per mode: the only ops allowed on the group object (its collapsed stage).
-GROUP_OPS = {
-    "Merge": ("release",),
-    "Fork": ("commit",),
-    "FusedMerge": ("try_wait", "wait", "release"),
-}
 
 
 def check_schedule(task: str, captured: CapturedSchedule, src: Sequence[str], dst: Sequence[str],
@@ -46,18 +35,18 @@ def _check_ops(task, steps, src, dst, groups, group_of, pipelined) -> Iterator[D
             grp = groups.get(step.target)
             if grp is None:
                 continue
-            mode = grp.mode.value
-            if step.op not in GROUP_OPS[mode]:
-                allowed = ", ".join(f"group.{op}()" for op in GROUP_OPS[mode])
+            mode = grp.mode
+            if not is_group_op(mode, step.op):
+                allowed = ", ".join(f"group.{op}()" for op in mode.group_ops)
                 yield error("schedule.group_op",
                             f"task {task!r}: {step.target}.{step.op}() is not the collapsed stage of "
                             f"{mode} group {step.target!r}; the group object only takes {allowed}",
                             where, f"call {step.op}() on each member as {step.target}.<member>.{step.op}()")
                 continue
-            roles = dst if grp.mode.collapsed_side == "producer" else src
+            roles = dst if mode.collapsed_side is Side.PRODUCER else src
             missing = [m for m in grp.member_names if m not in roles]
             if missing:
-                role = "dst_resources" if grp.mode.collapsed_side == "producer" else "src_resources"
+                role = "dst_resources" if mode.collapsed_side is Side.PRODUCER else "src_resources"
                 yield error("schedule.role",
                             f"task {task!r}: {step.target}.{step.op}() acts for members {', '.join(map(repr, missing))} "
                             f"that are not in its {role}",
@@ -70,12 +59,11 @@ def _check_ops(task, steps, src, dst, groups, group_of, pipelined) -> Iterator[D
                         where, f"use {grp.name}.{step.target}.{step.op}() inside the schedule")
             continue
         if step.via == "member":
-            mode = grp.mode.value if grp is not None else None
-            if mode and step.op in COLLAPSED_MEMBER_OPS[mode]:
+            if grp is not None and is_group_op(grp.mode, step.op):
                 yield error("schedule.collapsed_member",
                             f"task {task!r}: {step} is on the collapsed {grp.mode.collapsed_side} side of "
-                            f"{mode} group {grp.name!r}; the collapsed stage is emitted once, on the group object",
-                            where, f"call {COLLAPSED_MEMBER_OPS[mode][step.op].replace('group', grp.name)} instead")
+                            f"{grp.mode} group {grp.name!r}; the collapsed stage is emitted once, on the group object",
+                            where, f"call {grp.name}.{step.op}() instead")
                 continue
         if step.side == "producer" and step.target not in dst:
             yield error("schedule.role",

@@ -4,6 +4,9 @@ Loading never executes anything: no pickle, no eval, schedules are plain step li
 input, unknown fields and unknown versions are rejected with ``DesignError`` naming the field
 path (``resources[2].pipeline_config.num_stages``).  A well-formed file holding a wrong design
 (a bad group, a schedule breaking a rule) loads, so ``validate()`` can say what is wrong.
+
+``Design.to_json`` / ``Design.from_json`` call these functions and pass the class to build, so
+this module needs no import of ``design`` (the two would otherwise import each other).
 """
 
 from __future__ import annotations
@@ -13,10 +16,10 @@ from typing import Any, Callable
 
 from ..errors import DesignError
 from .config import CooperativeGroup, PipelineConfig
-from .design import Design
-from .group import PipelineGroup, PipelineGroupMode
+from .group import PipelineGroup
 from .kinds import Agent, AsyncProducerOp, PipelineType
 from .names import name_problem
+from .protocol import PipelineGroupMode
 from .resource import RESOURCE_CLASSES, Compute
 from .schedule import ALL_OPS, VIAS, CapturedSchedule, Loop, Step
 from .targets import DEFAULT_TARGETS
@@ -46,7 +49,7 @@ def _node_json(n) -> dict:
     return {"op": n.op, "target": n.target, "via": n.via, "group": n.group, "args": [list(a) for a in n.args]}
 
 
-def design_to_dict(d: Design) -> dict:
+def design_to_dict(d: Any) -> dict:
     targets = {} if d.targets == DEFAULT_TARGETS else {"targets": list(d.targets)}  # optional key
     return {
         "schema": SCHEMA,
@@ -67,7 +70,7 @@ def design_to_dict(d: Design) -> dict:
     }
 
 
-def design_to_json(d: Design, indent: int | None = 2) -> str:
+def design_to_json(d: Any, indent: int | None = 2) -> str:
     return json.dumps(design_to_dict(d), indent=indent)
 
 
@@ -177,7 +180,7 @@ def _node(obj: Any, path: str):
     return Step(op, r.get("target", str), via, r.get("group", (str, type(None)), None), tuple(pairs))
 
 
-def design_from_dict(obj: Any) -> Design:
+def design_from_dict(obj: Any, design_class: type) -> Any:
     r = _Reader(obj, "")
     r.only("schema", "version", "name", "problem", "targets", "resources", "graph", "groups", "tasks")
     schema = r.get("schema", str)
@@ -249,16 +252,16 @@ def design_from_dict(obj: Any) -> Design:
         tasks.append(_at(f"tasks[{i}]", lambda: Task.unchecked(*args)))
     name = r.get("name", str, check=_name_check)
     targets = _names(r, "targets") if "targets" in r.obj else DEFAULT_TARGETS
-    return _at("design", lambda: Design(name, resources.values(), graph, groups, tasks, problem, targets))
+    return _at("design", lambda: design_class(name, resources.values(), graph, groups, tasks, problem, targets))
 
 
-def design_from_json(text: str | bytes) -> Design:
+def design_from_json(text: str | bytes, design_class: type) -> Any:
     try:
         obj = json.loads(text)
     except (ValueError, TypeError, RecursionError) as exc:  # JSONDecodeError, bad UTF-8, huge ints, deep nesting
         raise DesignError(f"design file is not valid JSON: {exc}", code="json.syntax",
                           hint="fix the file or load a saved copy") from None
     try:
-        return design_from_dict(obj)
+        return design_from_dict(obj, design_class)
     except RecursionError:
         raise DesignError("design file nests domain loops too deeply", code="json.value") from None

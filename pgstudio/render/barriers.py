@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..model.protocol import PipelineGroupMode
 from . import _figure, _legend, _shapes, style
 
 CELL_IN = 0.68  # inches per cell (and per vertical unit)
@@ -50,14 +51,12 @@ def _cell_text(slot: Any) -> str:
 
 
 def owner_kind(sets: list) -> str:
-    """What an owner is, read off its sets' labels (a layout needs no design for this)."""
-    labels = {s.label for s in sets}
-    if "shared_full" in labels and "shared_empty" in labels:
-        return "FusedMerge group"
-    if "shared_empty" in labels:
-        return "Merge group"
-    if "shared_full" in labels:
-        return "Fork group"
+    """What an owner is, read off its sets (a layout needs no design for this): the group mode
+    whose shared barriers (per the protocol table) are exactly the owner's shared sets."""
+    shared = {s.role for s in sets if s.shared}
+    for mode in PipelineGroupMode:
+        if shared and shared == set(mode.shared_barriers):
+            return f"{mode} group"
     return "ungrouped"
 
 

@@ -104,7 +104,6 @@ def _group_barriers(design: Any) -> dict[str, int]:
     return out
 
 
-_SHARED = {"Merge": "shared empty", "Fork": "shared full", "FusedMerge": "shared full + empty"}
 
 
 def _caption_line(d: Any, width: int = 120) -> str:
@@ -179,7 +178,8 @@ def dependency_graph(design: Any, report: Any = None, *, highlight: str | None =
         with g.subgraph(name=f"cluster_{grp.name}") as c:
             count = barriers.get(grp.name)
             mode = grp.mode.value
-            label = (f"<<B>{escape(grp.name)}</B>: {mode} ({_SHARED.get(mode, '')})<BR ALIGN=\"LEFT\"/>"
+            shared = "shared " + " + ".join(grp.mode.shared_barriers)  # from the protocol table
+            label = (f"<<B>{escape(grp.name)}</B>: {mode} ({shared})<BR ALIGN=\"LEFT\"/>"
                      f"<FONT POINT-SIZE=\"9\">{count if count is not None else '?'} barriers</FONT>"
                      f"<BR ALIGN=\"LEFT\"/>>")
             attrs = {"label": label, "style": "rounded,filled", "fillcolor": style.GROUP_FILL,

@@ -4,16 +4,32 @@ becomes one clear ``GpuUnavailable`` instead of a deep traceback."""
 from __future__ import annotations
 
 import functools
+import glob
+import os
 
 from ..errors import GpuUnavailable
 
+#: What still works without a GPU (said in every GPU-less message).
+WITHOUT_GPU = "without one, kernels still compile (pgstudio compile DESIGN.json) and simulate (pgstudio trace DESIGN.json --simulate)"
+
+
+def nvidia_device_present() -> bool:
+    """Whether this machine shows an NVIDIA driver and device at all (Linux device files), so a
+    missing CuPy can be told apart from a missing GPU: installing CuPy helps only with one."""
+    return os.path.exists("/proc/driver/nvidia/version") or bool(glob.glob("/dev/nvidia[0-9]*"))
+
 
 def cupy():
-    """The ``cupy`` module, or ``GpuUnavailable`` saying how to get it."""
+    """The ``cupy`` module, or ``GpuUnavailable`` saying what is missing: no GPU (CuPy would not
+    help), or a GPU without CuPy (then how to install it)."""
     try:
         import cupy as cp
     except ImportError as exc:
-        raise GpuUnavailable("running kernels needs CuPy: pip install 'pgstudio[gpu]' (cupy-cuda13x)") from exc
+        if not nvidia_device_present():
+            raise GpuUnavailable(f"no GPU here: this machine has no NVIDIA driver or device (and no CuPy); "
+                                 f"{WITHOUT_GPU}") from exc
+        raise GpuUnavailable("an NVIDIA GPU is present but CuPy is not installed: "
+                             "pip install 'pgstudio[gpu]' (cupy-cuda13x)") from exc
     return cp
 
 
@@ -38,8 +54,8 @@ def require_gpu() -> None:
     """Raise ``GpuUnavailable`` (with the reason) unless a GPU is usable."""
     n, why = _gpu_count()
     if n == 0:
-        raise GpuUnavailable(f"no GPU is present ({why or 'CuPy sees no device'}); kernels can still be "
-                             "compiled: pgstudio compile DESIGN.json")
+        raise GpuUnavailable(f"no GPU here: CuPy is installed but sees no device ({why or 'no device'}); "
+                             f"{WITHOUT_GPU}")
 
 
 def sm_count() -> int:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import ast
 import statistics
-import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
@@ -23,6 +22,7 @@ from ..model.design import Design
 from ..model.resource import Memory
 from ..model.ungroup import ungrouped
 from ._cupy import cupy, require_gpu
+from .progress import Progress
 from .run import BUDGET_MS, Launcher, Workload, emit_cached
 
 _UFUNCS = {ast.Add: "add", ast.Sub: "subtract", ast.Mult: "multiply", ast.Div: "divide"}
@@ -91,32 +91,13 @@ class BenchTable:
     def __str__(self) -> str:
         return self.table()
 
-    def _repr_mimebundle_(self, include=None, exclude=None):
-        from html import escape
-        first = self.rows[0]
-        body = "".join(f"<tr><td>{escape(r.name)}</td><td>{escape(r.what)}</td><td>{r.median_ms:.4f}</td>"
-                       f"<td>{r.gbps:,.0f}</td><td>{r.median_ms / first.median_ms:.3f}</td></tr>" for r in self.rows)
-        return {"text/plain": self.table(),
-                "text/html": f"<p>{escape(self.design)}: {self.n:,} {escape(self.dtype)} elements</p><table><tr>"
-                             "<th>variant</th><th>what</th><th>median ms</th><th>GB/s</th><th>time / design</th></tr>"
-                             f"{body}</table>"}
+class _Progress(Progress):
+    """The benchmark's progress: tqdm's bar with an ETA (``runtime.progress``).  ``progress`` is
+    True / False (draw on stderr or not) or a callable that gets each ``Step`` (the studio)."""
 
-
-class _Progress:
-    def __init__(self, total: int, enabled: bool) -> None:
-        self.total, self.done, self.enabled = total, 0, enabled
-
-    def step(self, label: str) -> None:
-        self.done += 1
-        if self.enabled:
-            filled = int(30 * self.done / self.total)
-            sys.stderr.write(f"\r[{'#' * filled}{'.' * (30 - filled)}] {self.done}/{self.total} {label:<40}")
-            sys.stderr.flush()
-
-    def close(self) -> None:
-        if self.enabled:
-            sys.stderr.write("\n")
-            sys.stderr.flush()
+    def __init__(self, total: int, progress: Any) -> None:
+        hook = progress if callable(progress) else None
+        super().__init__(total, bool(progress) and hook is None, "timing", on_step=hook)
 
 
 def _flat_c(design: Design, name: str, dt, names: Mapping[str, str]) -> str:
@@ -224,9 +205,11 @@ def interleave(variants: list[Variant], *, rounds: int = 30, warmup: int = 3, pr
 
 def benchmark(design: Design, *, n: int | None = None, rounds: int = 30, warmup: int = 3, seed: int | None = None,
               budget_ms: float = BUDGET_MS, blocks_per_sm: int | None = None, tuning: Mapping[str, Any] | None = None,
-              twin: bool = True, peers: bool = True, copy: bool = True, progress: bool = True,
+              twin: bool = True, peers: bool = True, copy: bool = True, progress: Any = True,
               validate: bool = True) -> BenchTable:
-    """Time ``design`` against its ungrouped twin, CuPy and a device copy; see the module docstring."""
+    """Time ``design`` against its ungrouped twin, CuPy and a device copy; see the module docstring.
+    ``progress``: a bar with an ETA on stderr (True), none (False), or a callable given each
+    ``runtime.progress.Step`` (the studio)."""
     require_gpu()  # one clear GpuUnavailable before any CuPy call can fail deep inside
     from .gemm_run import is_gemm
     if is_gemm(design):  # tensor-core designs: the twin and cuBLAS instead of CuPy elementwise peers

@@ -253,13 +253,6 @@ class RunResult:
         w = max(len(k) for k, _ in self.rows())
         return "\n".join(f"{k.ljust(w)}  {v}" for k, v in self.rows())
 
-    def _repr_mimebundle_(self, include=None, exclude=None):
-        from html import escape
-        body = "".join(f"<tr><th style='text-align:left'>{escape(k)}</th><td style='text-align:left'>{escape(v)}"
-                       f"</td></tr>" for k, v in self.rows())
-        return {"text/plain": str(self), "text/html": f"<table>{body}</table>"}
-
-
 def run(design: Design, *, n: int | None = None, seed: int | None = None, verify: bool = True, timing: bool = True,
         warmup: int = 3, repeats: int = 20, budget_ms: float = BUDGET_MS, blocks_per_sm: int | None = None,
         tuning: Mapping[str, Any] | None = None, validate: bool = True, workload: Workload | None = None,

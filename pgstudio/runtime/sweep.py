@@ -28,7 +28,8 @@ from ..codegen.kernel import emit
 from ..errors import PgStudioError
 from ..model.derive import derive_design
 from ..model.design import Design
-from ..model.group import PipelineGroup, PipelineGroupMode
+from ..model.group import PipelineGroup
+from ..model.protocol import PipelineGroupMode
 from ..model.targets import dtype_bytes
 from ..model.ungroup import ungrouped
 
@@ -232,28 +233,6 @@ class SweepTable:
 
     def __str__(self) -> str:
         return self.table()
-
-    def figure(self, kind: str = "heatmap") -> Any:
-        """The sweep as a matplotlib figure (``render.sweep``): ``heatmap`` or ``bars``."""
-        from ..render.sweep import sweep_figure
-        return sweep_figure(self, kind=kind)
-
-    def _repr_mimebundle_(self, include=None, exclude=None):
-        from html import escape
-
-        from ..analysis.display import _bundle, _pre
-
-        def picture() -> str:
-            from ..render.sweep import sweep_svg
-            return sweep_svg(self)
-
-        best = self.best
-        if best is None:  # nothing to draw: the table (with the diagnostics) is the content
-            return _bundle(self.table(), f"<b>sweep of {escape(self.design)}: nothing timed</b>{_pre(self.table())}",
-                           None)
-        head = f"<b>sweep of {escape(self.design)}: best {escape(best.label)} ({best.gbps:,.0f} GB/s)</b>"
-        return _bundle(self.table(), head, picture, _pre(self.table()), "sweep table")
-
 
 # -- running -------------------------------------------------------------------------------------
 

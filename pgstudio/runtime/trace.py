@@ -262,12 +262,6 @@ class Trace:
     def __str__(self) -> str:
         return self.summary()
 
-    def _repr_mimebundle_(self, include=None, exclude=None):
-        bundle = dict(self.timeline()._repr_mimebundle_(include, exclude)) if self.lanes else {}
-        bundle["text/plain"] = self.summary()
-        return bundle
-
-
 def _events(ln: Lane, s: Stamp, start: float, end: float, row) -> list[Event]:
     """The timeline events of one stamp (its step, the time blocked, the arrivals it made)."""
     if row is None:

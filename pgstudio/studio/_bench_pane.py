@@ -8,38 +8,24 @@ task, barrier, stage, phase and iteration stopped) is shown.  The chart is plain
 
 from __future__ import annotations
 
-import inspect
 from html import escape
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 import ipywidgets as W
 
+from ..codegen.kernel import emit
 from ..errors import CompileError, GpuUnavailable, KernelHangError
 from ..model.targets import ARCHES
-from ._snapshot import Unavailable, optional, optional_emit, rich_html
-
-if TYPE_CHECKING:
-    from .app import Studio
-
-#: Architectures compiled for, GPU or not.
-
-
-def _runtime(attr: str, what: str) -> Callable[..., Any]:
-    for module in ("pgstudio.runtime", f"pgstudio.runtime.{attr}", "pgstudio.runtime.compile",
-                   "pgstudio.runtime.bench", "pgstudio.runtime.run"):
-        try:
-            return optional(module, attr, what)
-        except Unavailable as exc:
-            last = exc
-    raise last
-
+from ..runtime._cupy import gpu_available
+from ..runtime.bench import benchmark
+from ..runtime.compile import compile_cubin
+from ..runtime.progress import Progress
+from ._snapshot import rich_html
 
 def compile_for(design: Any, arch: str) -> tuple[Any, Any]:
     """Generate the kernel of ``design`` for ``arch`` and compile it (NVRTC; no GPU needed).
     Returns (KernelSource, compiled image)."""
-    emit = optional_emit()
-    source = emit(design, arch=arch) if "arch" in inspect.signature(emit).parameters else emit(design)
-    compile_cubin = _runtime("compile_cubin", "the compiler")
+    source = emit(design, arch=arch)
     return source, compile_cubin(source, arch)
 
 
@@ -108,8 +94,9 @@ def bar_chart(rows: list[tuple[str, float, str]]) -> str:
 class BenchPane:
     STEPS = ("generate CUDA source", *(f"compile for {a}" for a in ARCHES), "verify and time on the GPU")
 
-    def __init__(self, studio: "Studio") -> None:
-        self.studio = studio
+    def __init__(self, current: Callable[[], Any]) -> None:
+        """``current()``: the design to compile and time."""
+        self.current = current
         self.button = W.Button(description="Compile & Benchmark", icon="bolt", button_style="primary",
                                tooltip="compile for sm_90a and sm_100a, then verify and time on the GPU if there is one",
                                layout=W.Layout(width="220px"))
@@ -118,33 +105,49 @@ class BenchPane:
         self.progress = W.IntProgress(min=0, max=len(self.STEPS), value=0, layout=W.Layout(width="260px"))
         self.stage = W.HTML("<span class='pg-note'>design vs ungrouped vs library peer; each verified before "
                             "it is timed</span>")
+        self.eta = W.HTML()
+        self.eta.add_class("pg-eta")
         self.log = W.HTML()
         self.results = W.HTML()
         self.widget = W.VBox([W.HBox([self.button, self.progress, self.stage], layout=W.Layout(align_items="center")),
-                              self.log, self.results])
+                              self.eta, self.log, self.results])
         self.last: Any = None
+        self._bar: Progress | None = None
 
     def design_changed(self, design: Any) -> None:
         if self.last is not None:
             self.stage.value = "<span class='pg-note'>the design changed since these results</span>"
 
     def _step(self, i: int, text: str) -> None:
+        """Step ``i`` of ``STEPS`` begins (``text``); the ones before it are done (tqdm's ETA)."""
+        while self._bar is not None and self._bar.done < min(i, len(self.STEPS)):
+            self._bar.step(self.STEPS[self._bar.done])
         self.progress.value = i
         self.stage.value = f"<span class='pg-note'>{escape(text)} ...</span>" if text else ""
+
+    def _show_eta(self, state: Any) -> None:
+        self.eta.value = f"<span class='pg-note'>{escape(state.text())}</span>"
+
+    def _timing(self, state: Any) -> None:
+        self.eta.value = f"<span class='pg-note'>timing: {escape(state.text())}</span>"
 
     def _log(self, html: str) -> None:
         self.log.value += f"<div>{html}</div>"
 
     def run(self) -> Any:
         """Compile and benchmark the current design; returns the results table or None."""
-        design = self.studio.design
+        design = self.current()
         self.button.disabled = True
         self.log.value = ""
         self.results.value = ""
+        self.eta.value = ""
         self.last = None
+        self._bar = Progress(len(self.STEPS), enabled=False, on_step=self._show_eta)
         try:
             return self._run(design)
         finally:
+            self._bar.close()
+            self._bar = None
             self.button.disabled = False
 
     def _run(self, design: Any) -> Any:
@@ -156,11 +159,7 @@ class BenchPane:
             return None
         self._step(0, self.STEPS[0])
         try:
-            emit = optional_emit()
             source = emit(design)
-        except Unavailable as exc:
-            self._log(f"<div class='pg-na'>not available: {escape(str(exc))}</div>")
-            return None
         except Exception as exc:
             self._log(f"<span class='pg-bad'>code generation failed: {escape(str(exc))}</span>")
             return None
@@ -170,9 +169,6 @@ class BenchPane:
             self._step(i, self.STEPS[i])
             try:
                 _src, compiled = compile_for(design, arch)
-            except Unavailable as exc:
-                self._log(f"<div class='pg-na'>{arch}: not available: {escape(str(exc))}</div>")
-                continue
             except CompileError as exc:
                 log = getattr(exc, "log", "")
                 self._log(f"<span class='pg-bad'>{arch}: {escape(str(exc))}</span>"
@@ -185,19 +181,9 @@ class BenchPane:
             self._log(f"✔ compiled for <b>{arch}</b> ({escape(binary_size(compiled))})")
         self._step(len(ARCHES) + 1, self.STEPS[-1])
         try:
-            bench = _runtime("benchmark", "the benchmark")
-            try:
-                has_gpu = _runtime("gpu_available", "the GPU probe")()
-            except Unavailable:
-                has_gpu = True  # no probe: let the benchmark itself say GpuUnavailable
-            if not has_gpu:
+            if not gpu_available():
                 raise GpuUnavailable("CuPy sees no NVIDIA GPU in this Python process")
-            kwargs = {"progress": False} if "progress" in inspect.signature(bench).parameters else {}
-            results = bench(design, **kwargs)
-        except Unavailable as exc:
-            self._log(f"<div class='pg-na'>not available: {escape(str(exc))}</div>")
-            self._step(len(self.STEPS), "")
-            return None
+            results = benchmark(design, progress=self._timing)
         except GpuUnavailable as exc:
             self._log(f"<div class='pg-na'>no GPU here, so nothing was timed ({escape(str(exc))}); "
                       f"the CUDA kernel was compiled for {' and '.join(ARCHES)} above.</div>")

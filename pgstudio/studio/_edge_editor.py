@@ -2,22 +2,21 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Callable
 
 import ipywidgets as W
 
-from . import _edits as E
+from ..model import edits as E
 from ._ui import Sync, button, row, section, set_options
 
-if TYPE_CHECKING:
-    from .app import Studio
 
 
 class EdgeEditor:
     title = "Edges"
 
-    def __init__(self, studio: "Studio") -> None:
-        self.studio = studio
+    def __init__(self, *, add: Callable[[str, str], Any], remove: Callable[[str, str], Any]) -> None:
+        """``add(dep, resource)`` / ``remove(dep, resource)``: the edits of the dependency graph."""
+        self._add_edge, self._remove_edge = add, remove
         self.sync = Sync()
         self.list = W.Select(options=[], rows=9, layout=W.Layout(width="100%"))
         self.dep = W.Dropdown(options=[], layout=W.Layout(width="160px"))
@@ -37,12 +36,12 @@ class EdgeEditor:
 
     def _add(self) -> None:
         if self.dep.value and self.res.value:
-            self.studio.add_edge(self.dep.value, self.res.value)
+            self._add_edge(self.dep.value, self.res.value)
 
     def _remove(self) -> None:
         if self.list.value:
             dep, res = self.list.value
-            self.studio.remove_edge(dep, res)
+            self._remove_edge(dep, res)
 
     def refresh(self, design: Any) -> None:
         pairs = E.edges(design)

@@ -3,19 +3,20 @@
 from __future__ import annotations
 
 from html import escape
-from typing import TYPE_CHECKING, Any
+from typing import Any, Callable
 
 import ipywidgets as W
 
 from ._ui import button
 
-if TYPE_CHECKING:
-    from .app import Studio
 
 
 class FileBar:
-    def __init__(self, studio: "Studio") -> None:
-        self.studio = studio
+    def __init__(self, current: Callable[[], Any], *, save: Callable[[str], Any], load: Callable[[str], Any],
+                 load_bytes: Callable[[bytes, str], Any]) -> None:
+        """``current()``: the design (for the default file name); ``save(path)`` / ``load(path)`` /
+        ``load_bytes(data, name)``: the file edits."""
+        self.current, self._save_to, self._load_from, self._load_bytes = current, save, load, load_bytes
         self.path = W.Text(placeholder="my_design.json", layout=W.Layout(width="260px"),
                            description="file", style={"description_width": "30px"})
         self.save = button("Save", self._save, icon="save", tip="write the design as JSON to this file")
@@ -26,10 +27,10 @@ class FileBar:
         self.widget = W.HBox([self.path, self.save, self.load, self.upload], layout=W.Layout(align_items="center"))
 
     def _save(self) -> None:
-        self.studio.save(self.path.value or f"{self.studio.design.name}.json")
+        self._save_to(self.path.value or f"{self.current().name}.json")
 
     def _load(self) -> None:
-        self.studio.load(self.path.value)
+        self._load_from(self.path.value)
 
     def _uploaded(self, change: dict) -> None:
         files = change["new"]
@@ -38,7 +39,7 @@ class FileBar:
         f = files[0]
         content = f["content"] if isinstance(f, dict) else getattr(f, "content", b"")
         name = f["name"] if isinstance(f, dict) else getattr(f, "name", "upload")
-        self.studio.load_bytes(bytes(content), name)
+        self._load_bytes(bytes(content), name)
         self.upload.value = ()
 
     def refresh(self, design: Any) -> None:
@@ -49,10 +50,9 @@ class FileBar:
 class RestoreBanner:
     """Shown when an autosaved design exists that differs from the one on screen."""
 
-    def __init__(self, studio: "Studio") -> None:
-        self.studio = studio
+    def __init__(self, *, restore: Callable[[], Any]) -> None:
         self.text = W.HTML()
-        self.restore = button("Restore it", studio.restore_autosave, icon="undo", style="warning")
+        self.restore = button("Restore it", restore, icon="undo", style="warning")
         self.discard = button("Dismiss", self.hide, tip="keep the design on screen; the next edit overwrites the autosave")
         self.widget = W.HBox([self.text, self.restore, self.discard], layout=W.Layout(align_items="center"))
         self.hide()

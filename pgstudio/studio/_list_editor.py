@@ -11,7 +11,8 @@ from ._ui import option_values, set_options
 
 
 class ListEditor:
-    """Mixin; the subclass provides ``self.studio``, ``self.sync``, ``self.list`` and ``show()``."""
+    """Mixin; the subclass provides ``self.current`` (returns the current design), ``self.sync``,
+    ``self.list`` and ``show()``."""
 
     kind: str = ""  # "resources" | "groups" | "tasks": the Design attribute listed
     keep_last: bool = False  # with nothing selected, pick the last element (else the first)
@@ -32,9 +33,9 @@ class ListEditor:
 
     def _add_with(self, add: Callable[[], Any]) -> None:
         """Run a studio ``add_*`` edit and select the element it created."""
-        before = {e.name for e in self._elements(self.studio.design)}
+        before = {e.name for e in self._elements(self.current())}
         if add():
-            new = [e.name for e in self._elements(self.studio.design) if e.name not in before]
+            new = [e.name for e in self._elements(self.current()) if e.name not in before]
             if new:
                 self.select(new[0])
 
@@ -51,7 +52,7 @@ class ListEditor:
         with self.sync():
             if name in option_values(self.list):
                 self.list.value = name
-        self.show(self.studio.design)
+        self.show(self.current())
 
     def refresh(self, design: Any) -> None:
         elements = self._elements(design)

@@ -3,18 +3,16 @@ producer / consumer cooperative groups, what the resource computes, and views (a
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Callable
 
 import ipywidgets as W
 
 from ..model.kinds import Agent, AsyncProducerOp, PipelineType
 from ..model.resource import COMPUTE_OPS, DTYPES, Memory
-from . import _edits as E
+from ..model import edits as E
 from ._list_editor import ListEditor
 from ._ui import Sync, button, row, section, set_options
 
-if TYPE_CHECKING:
-    from .app import Studio
 
 PIPELINES = [E.NOT_PIPELINED, *(t.value for t in PipelineType)]
 NONE = "(none)"
@@ -33,8 +31,11 @@ class ResourceEditor(ListEditor):
     describe = staticmethod(describe)
     title = "Resources"
 
-    def __init__(self, studio: "Studio") -> None:
-        self.studio = studio
+    def __init__(self, current: Callable[[], Any], *, add: Callable[[], Any], remove: Callable[[str], Any],
+                 rename: Callable[[str, str], Any], change: Callable[..., Any]) -> None:
+        """``current()``: the design; ``add`` / ``remove(name)`` / ``rename(old, new)`` / ``change(name, **field)``: edits."""
+        self.current, self._add_element, self._remove_resource, self._rename_resource = current, add, remove, rename
+        self._change = change
         self.sync = Sync()
         small = W.Layout(width="90px")
         self.list = W.Select(options=[], rows=9, layout=W.Layout(width="100%"))
@@ -58,7 +59,7 @@ class ResourceEditor(ListEditor):
         self.aliases = W.Dropdown(options=[NONE], layout=W.Layout(width="160px"))
 
         s = self.sync
-        s.on(self.list, lambda v: self.show(self.studio.design))
+        s.on(self.list, lambda v: self.show(self.current()))
         s.on(self.name, self._rename)
         fields = {"memory": self.memory, "pipeline_type": self.pipeline, "num_stages": self.stages,
                   "num_bytes": self.nbytes, "tile": self.tile, "dtype": self.dtype, "compute": self.compute,
@@ -98,17 +99,17 @@ class ResourceEditor(ListEditor):
         ])
 
     def _add(self) -> None:
-        self._add_with(self.studio.add_resource)
+        self._add_with(self._add_element)
 
     def _remove(self) -> None:
-        self._remove_with(self.studio.remove_resource)
+        self._remove_with(self._remove_resource)
 
     def _rename(self, new: str) -> None:
-        self._rename_with(self.studio.rename_resource, new)
+        self._rename_with(self._rename_resource, new)
 
     def _set(self, key: str, value: Any) -> None:
         if self.selected:
-            self.studio.set_resource(self.selected, **{key: value})
+            self._change(self.selected, **{key: value})
 
     def show(self, design: Any) -> None:
         """Fill the form from the selected resource."""

@@ -2,8 +2,8 @@
 
 A ``Snapshot`` is computed from the current Design after each edit; each pane asks it for its
 HTML.  The heavy parts (pictures, simulation, the checker, code generation) are computed only
-when a pane asks, and at most once per design.  A piece that cannot be shown -- its module is
-not installed, or the design has errors that make it meaningless -- gives a short
+when a pane asks, and at most once per design.  A piece that cannot be shown -- its picture
+library is not installed, or the design has errors that make it meaningless -- gives a short
 "not available: <why>" note instead of an exception, so one missing piece never breaks the
 studio.
 """
@@ -11,17 +11,19 @@ studio.
 from __future__ import annotations
 
 import base64
-import importlib
-import inspect
-import io
 from functools import cached_property
 from html import escape
 from typing import Any, Callable
 
+from ..analysis.check import check
 from ..analysis.layout import barrier_layout, smem_layout
+from ..analysis.simulate import simulate
 from ..analysis.validate import validate
+from ..codegen.kernel import emit
 from ..model.design import Design
 from ..model.ungroup import ungrouped
+from ..render import comparison_figure, dependency_graph, timeline_svg, to_svg
+from ..render.display import bundle
 
 
 #: Iterations of inner (k) loops the timeline and the checker unroll: enough to show the pattern.
@@ -34,33 +36,6 @@ class Unavailable(Exception):
 
 def not_available(why: str) -> str:
     return f"<div class='pg-na'>not available: {escape(why)}</div>"
-
-
-def optional(module: str, attr: str, what: str) -> Callable[..., Any]:
-    """``module.attr``, or ``Unavailable`` saying which piece is missing and why."""
-    try:
-        mod = importlib.import_module(module)
-    except ModuleNotFoundError as exc:
-        if exc.name and module.startswith(exc.name):
-            raise Unavailable(f"{what} ({module}) is not part of this pgstudio installation") from None
-        raise Unavailable(f"{what} needs the package {exc.name!r}; install it with pip install 'pgstudio[studio]'") from None
-    except ImportError as exc:
-        raise Unavailable(f"{what} could not be imported: {exc}") from None
-    fn = getattr(mod, attr, None)
-    if fn is None:
-        raise Unavailable(f"{what}: {module} has no {attr}()")
-    return fn
-
-
-def figure_svg(fig: Any) -> str:
-    """SVG text of a Figure that render/ made: through render's own writer (text kept as text,
-    small and fast), else by asking the figure to save itself."""
-    try:
-        return optional("pgstudio.render._figure", "to_svg", "the figure writer")(fig)
-    except Unavailable:
-        buf = io.StringIO()
-        fig.savefig(buf, format="svg")
-        return buf.getvalue()
 
 
 def svg_block(svg: str, *, inline: bool = False, alt: str = "") -> str:
@@ -84,6 +59,8 @@ def guarded(fn: Callable[[], str]) -> str:
         return fn()
     except Unavailable as exc:
         return not_available(str(exc))
+    except ImportError as exc:  # graphviz / matplotlib missing: say which extra brings them
+        return not_available(f"{exc}; install the picture libraries: pip install 'pgstudio[render]'")
     except Exception as exc:  # a broken design must not break the pane
         return not_available(f"{type(exc).__name__}: {exc}")
 
@@ -155,45 +132,65 @@ class Snapshot:
 
     def graph_html(self, highlight: str | None = None) -> str:
         def build() -> str:
-            graph = optional("pgstudio.render.graph", "dependency_graph", "the dependency graph")
-            svg = graph(self.design, report=self.report, highlight=highlight).pipe(format="svg").decode()
+            svg = dependency_graph(self.design, report=self.report, highlight=highlight).pipe(format="svg").decode()
             return svg_block(svg, inline=True)
         return guarded(build)
 
-    def barriers_html(self) -> str:
+    @cached_property
+    def smem(self) -> Any:
+        return smem_layout(self.design)
+
+    def unavailable_html(self, exc: BaseException) -> str:
+        """A pane's note for ``exc`` (what ``guarded`` would say)."""
+        def fail() -> str:
+            raise exc
+        return guarded(fail)
+
+    def barrier_head_html(self) -> str:
+        return (f"<div class='pg-counts'>{escape(self.barrier_counts())}</div>"
+                f"<div class='pg-note'>{escape(self.smem_text())}. Hover a cell: slot, offset, phase parity per "
+                f"round, arrivals as threads and warps, the buffer stage it guards; click it to see it in the "
+                f"graph and the CUDA source.</div>")
+
+    def barrier_static_html(self) -> str:
+        """The grouped vs ungrouped picture and the slot table, folded (files and HTML keep the static pictures)."""
         def build() -> str:
-            counts = (f"<div class='pg-counts'>{escape(self.barrier_counts())}</div>"
-                      f"<div class='pg-note'>{escape(self.smem_text())}</div>")
             try:
-                compare = optional("pgstudio.render.barriers", "comparison_figure", "the barrier picture")
-                picture = svg_block(figure_svg(compare(self.design)), alt="barrier layout")
-            except Unavailable as exc:
-                picture = not_available(str(exc))
-            except Exception as exc:
-                picture = not_available(f"the picture failed: {type(exc).__name__}: {exc}")
-            return counts + picture + f"<details><summary>slot table</summary>{pre(self.layout.table())}</details>"
+                picture = svg_block(to_svg(comparison_figure(self.design)), alt="barrier layout")
+            except ImportError as exc:
+                picture = not_available(f"{exc}; install the picture libraries: pip install 'pgstudio[render]'")
+            return picture + f"<details><summary>slot table</summary>{pre(self.layout.table())}</details>"
         return guarded(build)
+
+    def barriers_html(self) -> str:
+        """The Barriers pane as static HTML (counts, the grouped vs ungrouped picture, the slot table)."""
+        def build() -> str:
+            picture = svg_block(to_svg(comparison_figure(self.design)), alt="barrier layout")
+            return (f"<div class='pg-counts'>{escape(self.barrier_counts())}</div>"
+                    f"<div class='pg-note'>{escape(self.smem_text())}</div>" + picture
+                    + f"<details><summary>slot table</summary>{pre(self.layout.table())}</details>")
+        return guarded(build)
+
+    @cached_property
+    def timeline(self) -> Any:
+        """The simulated timeline (``Unavailable`` for a design with errors)."""
+        self._needs_valid("the simulated timeline")
+        return simulate(self.design, iterations=max(self.iterations, 4), inner=INNER)
 
     def timeline_html(self) -> str:
         def build() -> str:
-            self._needs_valid("the simulated timeline")
-            simulate = optional("pgstudio.analysis.simulate", "simulate", "the simulator")
-            kwargs = {"inner": INNER} if "inner" in inspect.signature(simulate).parameters else {}
-            tl = simulate(self.design, iterations=max(self.iterations, 4), **kwargs)
+            tl = self.timeline
             head = f"<div class='pg-counts'>{escape(tl.summary())}</div>"
             try:
-                draw = optional("pgstudio.render.timeline", "timeline_svg", "the timeline picture")
-                return head + svg_block(draw(tl), alt="timeline")
-            except Unavailable as exc:
-                return head + not_available(str(exc)) + pre(tl.table())
+                return head + svg_block(timeline_svg(tl), alt="timeline")
+            except ImportError as exc:
+                return head + not_available(f"{exc}; pip install 'pgstudio[render]'") + pre(tl.table())
         return guarded(build)
 
     def checker_html(self) -> str:
         def build() -> str:
             self._needs_valid("the exhaustive checker")
-            check = optional("pgstudio.analysis.check", "check", "the exhaustive checker")
-            kwargs = {"inner": INNER} if "inner" in inspect.signature(check).parameters else {}
-            verdict = check(self.design, iterations=self.iterations, **kwargs)
+            verdict = check(self.design, iterations=self.iterations, inner=INNER)
             return rich_html(verdict, f"every interleaving of {self.iterations} iterations "
                                       f"(inner loops {INNER}) explored")
         return guarded(build)
@@ -201,7 +198,6 @@ class Snapshot:
     @cached_property
     def kernel_source(self) -> Any:
         self._needs_valid("code generation")
-        emit = optional_emit()
         return emit(self.design)
 
     def source_html(self) -> str:
@@ -213,28 +209,12 @@ class Snapshot:
         return guarded(build)
 
 
-def optional_emit() -> Callable[[Design], Any]:
-    """The code generator's ``emit``, wherever codegen keeps it."""
-    for module in ("pgstudio.codegen", "pgstudio.codegen.kernel", "pgstudio.codegen.emit"):
-        try:
-            return optional(module, "emit", "the CUDA code generator")
-        except Unavailable as exc:
-            last = exc
-    raise last
-
-
 def rich_html(value: Any, caption: str = "") -> str:
-    """HTML of any value with a rich display (``_repr_html_`` / mimebundle), else its text."""
-    html = None
-    if hasattr(value, "_repr_mimebundle_"):
-        bundle = value._repr_mimebundle_() or {}
-        if isinstance(bundle, tuple):
-            bundle = bundle[0]
-        html = bundle.get("text/html")
-        if html is None and "image/svg+xml" in bundle:
-            html = svg_block(bundle["image/svg+xml"], alt=type(value).__name__)
-    if html is None and hasattr(value, "_repr_html_"):
-        html = value._repr_html_()
+    """HTML of any value with a rich view (``render.display``), else its text."""
+    views = bundle(value)
+    html = views.get("text/html")
+    if html is None and "image/svg+xml" in views:
+        html = svg_block(views["image/svg+xml"], alt=type(value).__name__)
     head = f"<div class='pg-note'>{escape(caption)}</div>" if caption else ""
     if html:
         return head + html

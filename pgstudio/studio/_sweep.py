@@ -9,14 +9,12 @@ listed with their diagnostics even without a GPU; valid ones then say why they w
 from __future__ import annotations
 
 from html import escape
-from typing import TYPE_CHECKING, Any
+from typing import Any, Callable
 
 import ipywidgets as W
 
-from ._snapshot import Unavailable, optional, rich_html
-
-if TYPE_CHECKING:
-    from .app import Studio
+from ..runtime.sweep import sweep
+from ._snapshot import rich_html
 
 TITLE = "Sweep"
 GROUPINGS = ("designed", "ungrouped", "Merge", "FusedMerge", "Fork")
@@ -40,8 +38,9 @@ def parse_ints(text: str, what: str) -> list[int]:
 
 
 class SweepPane:
-    def __init__(self, studio: "Studio") -> None:
-        self.studio = studio
+    def __init__(self, current: Callable[[], Any]) -> None:
+        """``current()``: the design whose variants are swept."""
+        self.current = current
         self.stages = W.Text(value="2 4 6 8", description="stages", layout=W.Layout(width="260px"))
         self.tiles = W.Text(value="1024 2048 4096 8192", description="stage bytes", layout=W.Layout(width="320px"))
         self.groupings = {g: W.Checkbox(value=g in DEFAULT_ON, description=g, indent=False,
@@ -73,14 +72,13 @@ class SweepPane:
             chosen = [g for g, box in self.groupings.items() if box.value]
             if not chosen:
                 raise ValueError("pick at least one grouping")
-            sweep = optional("pgstudio.runtime.sweep", "sweep", "the sweep")
-        except (ValueError, Unavailable) as exc:
+        except ValueError as exc:
             self.results.value = f"<span class='pg-bad'>{escape(str(exc))}</span>"
             return None
         self.button.disabled = True
         self.progress.value = 0
         try:
-            table = sweep(self.studio.design, stages, tiles, chosen, progress=False, on_progress=self._progress)
+            table = sweep(self.current(), stages, tiles, chosen, progress=False, on_progress=self._progress)
         except Exception as exc:  # the GPU boundary: a message, never a traceback
             self.results.value = f"<span class='pg-bad'>sweep failed: {escape(type(exc).__name__)}: {escape(str(exc))}</span>"
             return None
@@ -94,10 +92,9 @@ class SweepPane:
         return table
 
 
-def attach(studio: "Studio") -> SweepPane:
-    """Add the Sweep tab after the studio's other view tabs (the hook ``Studio`` calls)."""
-    pane = SweepPane(studio)
-    tab = studio.views.tab
+def attach(current: Callable[[], Any], tab: Any) -> SweepPane:
+    """Add the Sweep tab after the other view tabs of ``tab`` (the hook ``Studio`` calls)."""
+    pane = SweepPane(current)
     titles = list(tab.titles)
     tab.children = (*tab.children, pane.widget)
     tab.titles = (*titles, TITLE)

@@ -4,7 +4,7 @@ from the design, or attached from Python with ``Studio.attach_schedule``."""
 from __future__ import annotations
 
 from html import escape
-from typing import TYPE_CHECKING, Any
+from typing import Any, Callable
 
 import ipywidgets as W
 
@@ -12,8 +12,6 @@ from ..model.derive import is_derived
 from ._list_editor import ListEditor
 from ._ui import Sync, button, row, section
 
-if TYPE_CHECKING:
-    from .app import Studio
 
 
 def describe(t: Any) -> str:
@@ -28,8 +26,12 @@ class TaskEditor(ListEditor):
     describe = staticmethod(describe)
     title = "Tasks"
 
-    def __init__(self, studio: "Studio") -> None:
-        self.studio = studio
+    def __init__(self, current: Callable[[], Any], *, add: Callable[[], Any], remove: Callable[[str], Any],
+                 change: Callable[..., Any], use_derived: Callable[[str], Any]) -> None:
+        """``current()``: the design; ``add`` / ``remove(name)`` / ``change(name, warp_idx=, num_warps=, src=, dst=,
+        new_name=)`` / ``use_derived(name)``: edits."""
+        self.current, self._add_element, self._remove_task, self._change = current, add, remove, change
+        self._use_derived = use_derived
         self.sync = Sync()
         self.list = W.Select(options=[], rows=6, layout=W.Layout(width="100%"))
         self.add = button("Add task", self._add, icon="plus", tip="a task on the next free warp")
@@ -44,12 +46,12 @@ class TaskEditor(ListEditor):
         self.schedule_head = W.HTML()
         self.schedule = W.HTML()
         s = self.sync
-        s.on(self.list, lambda v: self.show(self.studio.design))
+        s.on(self.list, lambda v: self.show(self.current()))
         s.on(self.name, self._rename)
-        s.on(self.warp_idx, lambda v: self.studio.set_task(self.selected, warp_idx=v))
-        s.on(self.num_warps, lambda v: self.studio.set_task(self.selected, num_warps=v))
-        s.on(self.src, lambda v: self.studio.set_task(self.selected, src=list(v)))
-        s.on(self.dst, lambda v: self.studio.set_task(self.selected, dst=list(v)))
+        s.on(self.warp_idx, lambda v: self._change(self.selected, warp_idx=v))
+        s.on(self.num_warps, lambda v: self._change(self.selected, num_warps=v))
+        s.on(self.src, lambda v: self._change(self.selected, src=list(v)))
+        s.on(self.dst, lambda v: self._change(self.selected, dst=list(v)))
         for widget, cls in ((self.list, "pg-task-list"), (self.src, "pg-task-src"), (self.dst, "pg-task-dst")):
             widget.add_class(cls)
         self.form = W.VBox([
@@ -66,17 +68,17 @@ class TaskEditor(ListEditor):
                               self.form, self.empty])
 
     def _add(self) -> None:
-        self._add_with(self.studio.add_task)
+        self._add_with(self._add_element)
 
     def _remove(self) -> None:
-        self._remove_with(self.studio.remove_task)
+        self._remove_with(self._remove_task)
 
     def _rename(self, new: str) -> None:
-        self._rename_with(lambda old, new: self.studio.set_task(old, new_name=new), new)
+        self._rename_with(lambda old, new: self._change(old, new_name=new), new)
 
     def _derive(self) -> None:
         if self.selected:
-            self.studio.use_derived_schedule(self.selected)
+            self._use_derived(self.selected)
 
     def show(self, design: Any) -> None:
         name = self.selected

@@ -26,7 +26,15 @@ CSS = """
 .pg-studio .pg-fig { overflow: auto; max-height: 640px; }
 .pg-studio .pg-fig svg, .pg-studio .pg-fig img { max-width: 100%; height: auto; }
 .pg-studio .pg-fig svg text { font-family: Helvetica, Arial, "Liberation Sans", "DejaVu Sans Condensed", sans-serif; }
-.pg-studio .lm-TabBar-tab { flex: 0 0 auto !important; min-width: 50px; }
+.pg-studio .lm-TabBar-tab { flex: 0 0 auto !important; min-width: 50px; max-width: none !important; }
+.pg-studio .lm-TabBar-tabLabel { overflow: visible; text-overflow: clip; }
+.pg-studio .widget-toggle-button, .pg-studio .jupyter-button { overflow: visible; text-overflow: clip; }
+.pg-studio .pg-group-mode .widget-toggle-button { width: auto !important; padding: 0 12px; }
+.pg-studio .pg-main { display: flex; flex-flow: row wrap; gap: 12px; align-items: flex-start; }
+.pg-studio .pg-left { flex: 0 1 460px; min-width: 380px; }
+.pg-studio .pg-right { flex: 1 1 560px; min-width: 0; }
+.pg-studio .pg-fix-button { height: auto; min-height: 26px; white-space: normal; text-align: left; }
+.pg-studio mark.pg-mark { background: #FCF3CF; font-weight: 600; }
 .pg-studio .pg-pre { font-size: 12px; line-height: 1.35; background: #F8F9F9; padding: 6px 8px;
                      border-radius: 4px; max-height: 520px; overflow: auto; white-space: pre; }
 .pg-studio .pg-code { max-height: 600px; }

@@ -1,5 +1,6 @@
-"""The picture panes: dependency graph, barrier layout (grouped vs ungrouped), simulated
-timeline, checker verdict, generated CUDA source -- plus the Compile & Benchmark pane.
+"""The picture panes: dependency graph, barrier layout (interactive, with the grouped vs
+ungrouped picture), simulated timeline (interactive), checker verdict, generated CUDA source --
+plus the Compile & Benchmark pane.
 
 Only the pane on screen is drawn after an edit; the others are marked stale and drawn when
 their tab is opened (``lazy=False`` draws them all at once).
@@ -19,14 +20,17 @@ PANES = (("graph", "Graph"), ("barriers", "Barriers"), ("timeline", "Timeline"),
 
 
 class ViewPanes:
-    def __init__(self, bench: W.Widget, lazy: bool = True) -> None:
+    def __init__(self, bench: W.Widget, lazy: bool = True, interactive: dict | None = None) -> None:
+        """``interactive``: key -> a pane object with ``widget`` and ``update(snapshot)`` that
+        replaces the HTML pane of that key (the Plotly timeline and barrier panes)."""
         self.lazy = lazy
+        self.interactive = dict(interactive or {})
         self.html = {key: W.HTML(layout=W.Layout(width="100%")) for key, _ in PANES}
         self.snapshot: Snapshot | None = None
         self.highlight: str | None = None
         self.stale = {key for key, _ in PANES}
-        self.tab = W.Tab(children=[*self.html.values(), bench],
-                         titles=[title for _, title in PANES] + ["Compile & Benchmark"])
+        children = [self.interactive[key].widget if key in self.interactive else self.html[key] for key, _ in PANES]
+        self.tab = W.Tab(children=[*children, bench], titles=[title for _, title in PANES] + ["Compile & Benchmark"])
         self.tab.observe(lambda _c: self.draw_visible(), names="selected_index")
         for key, widget in self.html.items():
             widget.add_class(f"pg-pane-{key}")
@@ -63,10 +67,13 @@ class ViewPanes:
         s = self.snapshot
         if s is None:
             return
+        self.stale.discard(key)
+        if key in self.interactive:
+            self.interactive[key].update(s)
+            return
         if key == "graph":
             html = s.graph_html(self.highlight)
         else:
             html = getattr(s, f"{key}_html")()
-        self.stale.discard(key)
         if self.html[key].value != html:
             self.html[key].value = html

@@ -1,6 +1,7 @@
 """``Studio``: the notebook front end -- thin views over ONE Design value.
 
-Every edit (from a widget or from Python) is a pure function ``Design -> Design`` (``_edits``);
+Every edit (from a widget, a diagnostic's one-click fix or Python) is a pure function
+``Design -> Design`` (``model.edits``);
 the result has its derived schedules re-derived (``model.derive``), becomes the current design
 of the undo history and is autosaved; the editors are refilled at once, and the analysis panes
 (diagnostics, graph, barrier layout, timeline, checker, CUDA source) are redrawn once edits pause
@@ -16,22 +17,24 @@ from __future__ import annotations
 
 import datetime
 import os
+from pathlib import Path
 from html import escape
 from typing import Any, Callable
 
 import ipywidgets as W
 
 from ..errors import DesignError
-from ..model.derive import derive_design
+from ..model.derive import adopt_derived, derive_design
 from ..model.design import Design
 from ..model.ungroup import ungrouped
-from . import _edits as E
+from ..model import edits as E
 from . import _sweep
 from ._bench_pane import BenchPane
 from ._debounce import Debouncer
 from ._design_editor import DesignEditor
 from ._diagnostics_pane import DiagnosticsPane
 from ._edge_editor import EdgeEditor
+from ._figures import BarrierPane, TimelinePane
 from ._file_bar import FileBar, RestoreBanner
 from ._files import autosave_path, load_design, parse_design, save_design, write_design
 from ._group_editor import GroupEditor
@@ -60,11 +63,12 @@ class Studio:
                  folder: str | os.PathLike | None = None, debounce: float = DEBOUNCE_S, iterations: int = 2,
                  lazy: bool = True) -> None:
         self.iterations = iterations
+        self.folder = Path(folder) if folder is not None else Path.cwd()
         self.autosave_file = autosave_path(name, folder) if autosave else None
         self._autosave_error = False
         start = design if design is not None else E.blank_design()
         try:
-            start = derive_design(start)
+            start = derive_design(adopt_derived(start))
         except Exception:  # an odd design still opens; the diagnostics say what is wrong
             pass
         self._history = History(start)
@@ -75,26 +79,40 @@ class Studio:
         self.message = W.HTML()
         self.undo_button = button("Undo", self.undo, icon="undo", tip="undo the last edit", width="90px")
         self.redo_button = button("Redo", self.redo, icon="repeat", tip="redo", width="90px")
-        self.banner = RestoreBanner(self)
-        self.files = FileBar(self)
-        self.editors = {"resources": ResourceEditor(self), "edges": EdgeEditor(self), "groups": GroupEditor(self),
-                        "tasks": TaskEditor(self), "design": DesignEditor(self)}
+        current = lambda: self.design  # noqa: E731  (editors read the one value through this)
+        self.banner = RestoreBanner(restore=self.restore_autosave)
+        self.files = FileBar(current, save=self.save, load=self.load, load_bytes=self.load_bytes)
+        self.editors = {
+            "resources": ResourceEditor(current, add=self.add_resource, remove=self.remove_resource,
+                                        rename=self.rename_resource, change=self.set_resource),
+            "edges": EdgeEditor(add=self.add_edge, remove=self.remove_edge),
+            "groups": GroupEditor(current, add=self.add_group, remove=self.remove_group, change=self.set_group),
+            "tasks": TaskEditor(current, add=self.add_task, remove=self.remove_task, change=self.set_task,
+                                use_derived=self.use_derived_schedule),
+            "design": DesignEditor(rename=self.rename_design, set_problem_value=self.set_problem_value,
+                                   open_template=self.new_design, derive_all=self.derive_all, ungroup=self.ungroup),
+        }
         self.editor_tabs = W.Tab(children=[e.widget for e in self.editors.values()],
                                  titles=[e.title for e in self.editors.values()])
-        self.diagnostics = DiagnosticsPane(self)
-        self.bench = BenchPane(self)
-        self.views = ViewPanes(self.bench.widget, lazy=lazy)
-        self.sweep = _sweep.attach(self)  # the Sweep tab (stages x bytes x groupings)
+        self.diagnostics = DiagnosticsPane(highlight=self.highlight, apply_fix=self.apply_fix)
+        self.bench = BenchPane(current)
+        self.timeline = TimelinePane(self.mark, folder=lambda: self.folder)
+        self.barriers = BarrierPane(self.mark)
+        self.views = ViewPanes(self.bench.widget, lazy=lazy,
+                               interactive={"timeline": self.timeline, "barriers": self.barriers})
+        self.sweep = _sweep.attach(current, self.views.tab)  # the Sweep tab (stages x bytes x groupings)
         header = W.HBox([W.VBox([self.title, self.status]),
                          W.HBox([self.undo_button, self.redo_button], layout=W.Layout(min_width="190px"))],
                         layout=W.Layout(justify_content="space-between", align_items="center"))
-        # side by side when there is room (Voila, a wide notebook); views below editors otherwise
-        left = W.VBox([self.editor_tabs], layout=W.Layout(flex="1 1 400px", min_width="380px"))
-        right = W.VBox([self.views.widget], layout=W.Layout(flex="2 1 600px", min_width="420px"))
+        # side by side from about 1000 px (editors 380-460 px, pictures the rest); stacked below that
+        left = W.VBox([self.editor_tabs, self.files.widget], layout=W.Layout(flex="0 1 460px", min_width="380px"))
+        right = W.VBox([self.views.widget], layout=W.Layout(flex="1 1 560px", min_width="0"))
+        left.add_class("pg-left")
+        right.add_class("pg-right")
+        main = W.HBox([left, right], layout=W.Layout(width="100%", flex_flow="row wrap"))
+        main.add_class("pg-main")
         self.widget = W.VBox([
-            W.HTML(CSS), header, self.message, self.banner.widget, self.diagnostics.widget,
-            W.HBox([left, right], layout=W.Layout(width="100%", flex_flow="row wrap")),
-            self.files.widget,
+            W.HTML(CSS), header, self.message, self.banner.widget, self.diagnostics.widget, main,
         ])
         self.widget.add_class("pg-studio")
         self.status.add_class("pg-status")
@@ -190,6 +208,12 @@ class Studio:
         self.views.set_highlight(element)
         self.views.show("graph")
 
+    def mark(self, element: str | None) -> None:
+        """Mark ``element`` in the dependency graph without leaving the pane on screen (a click
+        in the timeline or the barrier layout: the graph shows it when opened)."""
+        self.views.highlight = element
+        self.views.stale.add("graph")
+
     # -- editors: one method per action, each a pure edit -----------------------------------
     def add_resource(self, name: str | None = None) -> bool:
         return self.edit(E.new_resource, name, what="added a resource")
@@ -249,11 +273,27 @@ class Studio:
     def set_problem(self, text: str) -> bool:
         return self.edit(E.set_problem, text, what="problem shape changed")
 
+    def set_problem_value(self, key: str, value: Any) -> bool:
+        return self.edit(E.set_problem_value, key, value, what=f"problem: {key}={value}")
+
+    def new_design(self, template: str) -> bool:
+        """Replace the design by a new one from ``examples.TEMPLATES`` (undo brings the old back)."""
+        from .. import examples
+        return self.edit(lambda d: examples.template(template), what=f"new design from template {template!r}")
+
     def open_example(self, name: str | None) -> bool:
         from .. import examples
         if name is None:
             return self.edit(lambda d: E.blank_design(), what="opened an empty design")
-        return self.edit(lambda d: examples.example(name), what=f"opened example {name!r}")
+        return self.edit(lambda d: adopt_derived(examples.example(name)), what=f"opened example {name!r}")
+
+    def apply_fix(self, fix: Any) -> bool:
+        """Apply a diagnostic's one-click ``Fix`` (what its button in the Diagnostics pane does)."""
+        return self.edit(E.apply_fix, fix, what=f"fixed: {fix.label}")
+
+    def fixes(self) -> list:
+        """Every one-click fix the current diagnostics offer, in order."""
+        return [fx for d in self.report.diagnostics for fx in d.fixes]
 
     # -- files ------------------------------------------------------------------------------
     def save(self, path: str | os.PathLike) -> bool:

@@ -18,6 +18,7 @@ from pgstudio.model.config import CooperativeGroup
 from pgstudio.model.kinds import Agent
 from pgstudio.model.schedule import CapturedSchedule, Loop
 from pgstudio.model.task import Task
+from pgstudio.render.display import verdict_bundle, verdict_html
 
 
 @pytest.mark.parametrize("name", list(examples.CANONICAL))
@@ -109,9 +110,9 @@ def test_validate_includes_the_verdict(monkeypatch):
 
 def test_the_verdict_displays_as_a_table():
     v = check(mistakes.unordered_alias(), iterations=4)
-    html = v._repr_html_()
+    html = verdict_html(v)
     assert "<table>" in html and "write_while_held" in html and "ab.smem_b.load" in html
-    bundle = v._repr_mimebundle_()
+    bundle = verdict_bundle(v)
     assert bundle["text/plain"].startswith("UNSAFE (write_while_held)") and "<table>" in bundle["text/html"]
     assert "witness" in str(v) and len(v.table().splitlines()) == len(v.witness) + 1
 
@@ -119,12 +120,18 @@ def test_the_verdict_displays_as_a_table():
 def test_cli_check_exhaustive(tmp_path, capsys):
     good, bad = tmp_path / "good.json", tmp_path / "bad.json"
     good.write_text(examples.merge_copy().to_json())
-    bad.write_text(mistakes.undersized_consumer_group().to_json())
+    bad.write_text(mistakes.half_tx_bytes().to_json())  # passes the rules; only the checker sees it
     assert main(["check", str(good), "--exhaustive", "--iterations", "4"]) == 0
     assert "checker: SAFE" in capsys.readouterr().out
     assert main(["check", str(bad), "--exhaustive", "--iterations", "4", "--method", "bfs"]) == 1
     out = capsys.readouterr().out
-    assert "check.arrive_count" in out and "witness (" in out
+    assert "check.read_before_write" in out and "witness (" in out
+    ruled = tmp_path / "ruled.json"  # a rule error: the checker does not run on it
+    ruled.write_text(mistakes.undersized_consumer_group().to_json())
+    assert main(["check", str(ruled), "--exhaustive", "--iterations", "4"]) == 1
+    out = capsys.readouterr().out
+    assert "config.arrive_count" in out and "checker: not run: fix the errors above first" in out
+    assert "witness (" not in out
 
 
 # -- the reduction keeps every violation and every terminal state ---------------------------------

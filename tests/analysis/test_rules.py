@@ -14,6 +14,7 @@ import pgstudio
 from pgstudio import (Agent, CooperativeGroup, DesignError, GmemTensor, MemoryResource, PipelineGroup,
                       PipelineGroupMode, ScheduleError, Task, create_tma_async_pipeline_cfg)
 from pgstudio.analysis.rules import RULES
+from pgstudio.render.display import report_html
 from pgstudio import examples
 
 Merge, Fork, FusedMerge = PipelineGroupMode.Merge, PipelineGroupMode.Fork, PipelineGroupMode.FusedMerge
@@ -154,10 +155,11 @@ CASES = [
     ("two_consumers", merge_gemm, lambda d: d.with_task(Task.unchecked("peek", 31, 1, ["tmem_c"], [])),
      "pipeline.endpoints", ["pipelined resource 'tmem_c' has 2 consumer task(s) ('epilogue', 'peek'), expected exactly 1"]),
     ("consumer_count", merge_copy, lambda d: retask(d, "store", num_warps=2),
-     "config.arrive_count", ["resource 'smem_a' (TmaAsync): consumer_group has 128 threads, expected 64",
+     "config.arrive_count", ["resource 'smem_a' (TmaAsync): consumer_group is 4 Warps (128 threads), expected 2 Warps (64 threads)",
+                             "set consumer_group to 2 Warps (64 threads)",
                              "task 'store' has 2 warps and every async consumer thread arrives"]),
     ("producer_count", merge_gemm, lambda d: reconfig(d, "tmem_c", producer_group=CooperativeGroup(Agent.Warp, 1)),
-     "config.arrive_count", ["resource 'tmem_c' (UmmaAsync): producer_group has 32 threads, expected 1",
+     "config.arrive_count", ["resource 'tmem_c' (UmmaAsync): producer_group is 1 Warp (32 threads), expected 1 thread",
                              "one elected thread commit-arrives once the MMA has completed"]),
     # -- the dependency graph -------------------------------------------------------------------------
     ("graph_unknown", merge_copy, lambda d: d.replace(graph=[*d.graph, ("gmem_q", ("smem_a",))]),
@@ -314,7 +316,7 @@ def test_report_rendering():
     text = str(report)
     assert text.startswith("design 'merge_copy': 1 error(s), 0 warning(s)")
     assert "error [smem.capacity]" in text and "(fix: use fewer stages or smaller tiles)" in text
-    html = report._repr_html_()
+    html = report_html(report)
     assert "<table>" in html and "smem.capacity" in html and "1 error(s)" in html
-    assert "no problems found" in merge_copy().validate()._repr_html_()
+    assert "no problems found" in report_html(merge_copy().validate())
     assert not report and merge_copy().validate()

@@ -1,6 +1,8 @@
 """The studio in a real browser (Debian chromium + Playwright): served by Voila, and once in
-JupyterLab.  A user opens it, adds a resource, groups two resources into a Merge, sees the barrier
-picture change, makes the mix invalid, sees the error, fixes it and sees the error go."""
+JupyterLab.  A user starts a new design from the GEMM template (a Merge of A and B), makes a
+mistake (smem_b's stages), fixes it with the diagnostic's one-click button, switches the group to
+FusedMerge, compiles (no GPU here: it says so), then zooms, hovers and clicks the timeline; a click
+marks the schedule step and the generated source line.  Screenshots of each step are kept."""
 
 from __future__ import annotations
 
@@ -10,14 +12,11 @@ from pathlib import Path
 import nbformat
 import pytest
 
-pytestmark = [pytest.mark.browser, pytest.mark.timeout(150)]
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(240)]
 
 APP = textwrap.dedent("""\
-    from pgstudio import examples
-    from pgstudio.model import ungrouped
-    from pgstudio.model.derive import derive_design
     from pgstudio.studio import Studio
-    studio = Studio(derive_design(ungrouped(examples.merge_copy()), replace_attached=True), autosave=False)
+    studio = Studio(autosave=False)
     studio""")
 
 
@@ -37,48 +36,85 @@ def tab(page, title: str) -> None:
 def studio_flow(page, shot: Path) -> None:
     from playwright.sync_api import expect
 
+    def snap(step: str) -> None:
+        page.screenshot(path=str(shot.with_name(f"{shot.stem}-{step}.png")), full_page=True)
+
     status = page.locator(".pg-studio .pg-status")
     diagnostics = page.locator(".pg-studio .pg-diagnostics")
-    barriers = page.locator(".pg-studio .pg-pane-barriers")
     expect(status).to_contain_text("valid", timeout=30_000)
-    expect(status).to_contain_text("16 barriers")
 
-    tab(page, "Barriers")
-    expect(barriers).to_contain_text("16 barriers")
-    picture_before = barriers.locator("img").get_attribute("src")
+    # a new design from the GEMM template: a Merge of A and B, every problem symbol visible
+    tab(page, "Design")
+    page.locator(".pg-template select").select_option("GEMM mainloop: D = A @ B")
+    page.locator("button.jupyter-button", has_text="New design").click()
+    expect(status).to_contain_text("11 barriers")
+    expect(page.locator(".pg-problem-BK input")).to_have_value("64")
+    snap("1-template")
 
-    # add a resource: it appears in the list and the checker says nothing uses it yet
-    page.locator("button.jupyter-button", has_text="Add resource").click()
-    expect(page.locator(".pg-resource-list select")).to_contain_text("smem_1")
-    expect(diagnostics).to_contain_text("pipeline.endpoints")
-    expect(barriers).to_contain_text("24 barriers")
-
-    # a Merge group of smem_a and smem_b: the barrier picture changes
-    tab(page, "Groups")
-    page.locator("button.jupyter-button", has_text="New group").click()
-    expect(diagnostics).to_contain_text("group.members")
-    page.locator(".pg-group-members select").select_option(["smem_a", "smem_b"])
-    expect(barriers).to_contain_text("20 barriers")
-    expect(barriers).to_contain_text("grouping saves 4")
-    picture_grouped = barriers.locator("img").get_attribute("src")
-    assert picture_grouped != picture_before
-    expect(diagnostics).not_to_contain_text("group.members")
-
-    # an invalid mix: smem_b's consumer becomes an MMA (umma) while smem_a's is threads (async)
+    # a mistake: smem_b gets 2 stages while smem_a has 3
     tab(page, "Resources")
     resources = page.locator(".pg-resource-list select")
     resources.select_option(index=_index(resources, "smem_b"))
-    page.locator(".pg-resource-pipeline select").select_option("TmaUmma")
-    expect(diagnostics).to_contain_text("group.collapsed_kind")
-    expect(diagnostics).to_contain_text("fix:")
-    page.screenshot(path=str(shot.with_name(shot.stem + "-error.png")), full_page=True)
+    stages = page.locator(".pg-resource-stages input")
+    stages.fill("2")
+    stages.press("Enter")
+    expect(diagnostics).to_contain_text("group.num_stages")
+    fix = page.locator(".pg-fix-button", has_text="set smem_b's num_stages to 3")
+    expect(fix).to_be_visible()
+    snap("2-mistake")
 
-    # fix it: the error goes
-    page.locator(".pg-resource-pipeline select").select_option("TmaAsync")
-    expect(diagnostics).not_to_contain_text("group.collapsed_kind")
-    expect(diagnostics).to_contain_text("pipeline.endpoints")  # only the unused smem_1 is left
-    # the same design as before the mistake: the same barrier picture
-    expect(barriers.locator("img")).to_have_attribute("src", picture_grouped)
+    # the one-click fix
+    fix.click()
+    expect(diagnostics).to_contain_text("no problems found")
+    expect(status).to_contain_text("11 barriers")
+
+    # FusedMerge: the schedules follow, 11 -> 8 barriers, still valid
+    tab(page, "Groups")
+    page.locator(".pg-group-mode button", has_text="FusedMerge").click()
+    expect(status).to_contain_text("8 barriers")
+    expect(diagnostics).to_contain_text("no problems found")
+    snap("3-fused")
+
+    # compile (no GPU here: it compiles and says so)
+    tab(page, "Compile")
+    page.locator(".pg-bench-button").click()
+    log = page.locator(".pg-studio .pg-eta")
+    expect(log).to_contain_text("4/4", timeout=120_000)
+    expect(page.locator(".pg-studio")).to_contain_text("compiled for")
+    snap("4-compile")
+
+    # the timeline: hover, zoom, click
+    tab(page, "Timeline")
+    plot = page.locator(".pg-pane-timeline .js-plotly-plot")
+    expect(plot).to_be_visible(timeout=30_000)
+    box = page.locator(".pg-pane-timeline .nsewdrag").first.bounding_box()
+    bars = page.locator(".pg-pane-timeline .trace.bars .point path")
+
+    def wide_bar_centre() -> tuple[float, float]:
+        """The centre of the widest bar (Plotly's drag layer sits on top: point the mouse there)."""
+        boxes = [b for b in (bars.nth(i).bounding_box() for i in range(min(bars.count(), 60))) if b]
+        b = max(boxes, key=lambda b: b["width"])
+        return b["x"] + b["width"] / 2, b["y"] + b["height"] / 2
+
+    page.mouse.move(*wide_bar_centre())
+    expect(page.locator(".pg-pane-timeline .hovertext").first).to_contain_text("iteration", timeout=10_000)
+    snap("5-hover")
+    before = plot.evaluate("el => el._fullLayout.xaxis.range.slice()")
+    x0, y0 = box["x"] + box["width"] * 0.2, box["y"] + box["height"] * 0.5
+    page.mouse.move(x0, y0)
+    page.mouse.down()
+    page.mouse.move(x0 + box["width"] * 0.25, y0, steps=8)
+    page.mouse.up()
+    page.wait_for_function("el => el._fullLayout.xaxis.range[1] - el._fullLayout.xaxis.range[0] < "
+                           f"{(before[1] - before[0]) * 0.6}", arg=plot.element_handle(), timeout=10_000)
+    snap("6-zoom")
+    plot.dblclick(position={"x": box["width"] * 0.5, "y": box["height"] * 0.5})  # reset the zoom
+    page.wait_for_timeout(500)
+    page.mouse.click(*wide_bar_centre())
+    details = page.locator(".pg-pane-timeline .pg-details")
+    expect(details).to_contain_text("schedule of task", timeout=15_000)
+    expect(details).to_contain_text("generated CUDA, line")
+    expect(details.locator("mark").first).to_be_visible()
     page.screenshot(path=str(shot), full_page=True)
 
 
@@ -94,11 +130,11 @@ def _index(select, name: str) -> int:
 def test_studio_in_voila(voila, page, tmp_path, artifacts):
     url = voila(write_app(tmp_path))
     page.goto(url)
-    page.locator("button.jupyter-button", has_text="Add resource").wait_for(state="visible", timeout=60_000)
+    page.locator("button.jupyter-button", has_text="New design").wait_for(state="attached", timeout=60_000)
     studio_flow(page, artifacts / "studio-voila.png")
 
 
-@pytest.mark.timeout(300)
+@pytest.mark.timeout(360)
 def test_studio_in_jupyterlab(lab, page, tmp_path, artifacts):
     root = tmp_path / "root"
     root.mkdir()
@@ -116,7 +152,7 @@ def run_cell_until_studio_shows(page, attempts: int = 3) -> None:
     again (through the command, then by Shift+Enter in the cell); each wait is bounded."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-    button = page.locator("button.jupyter-button", has_text="Add resource")
+    button = page.locator(".pg-studio .pg-status")
     for attempt in range(attempts):
         if attempt % 2 == 0:
             # fire and forget: awaiting the command's promise inside evaluate() has no timeout

@@ -1,6 +1,7 @@
 """The tensor-core GEMM generator: barrier protocol in the text, plan rules, and NVRTC builds for
 sm_90a (with wgmma / HGMMA, no spills) and sm_100a (tcgen05)."""
 
+import dataclasses
 import re
 import shutil
 import subprocess
@@ -9,10 +10,13 @@ import pytest
 
 from gemm_designs import ALL, gemm_design
 from pgstudio import barrier_layout
+from pgstudio.analysis.resolve import ResolvedLoop, resolve
+from pgstudio.codegen import emit, gemm
 from pgstudio.codegen.gemm import emit_gemm
 from pgstudio.analysis.build.gemm_plan import plan_gemm
 from pgstudio.errors import DesignError
 from pgstudio.examples import merge_gemm
+from pgstudio.model import Agent, CooperativeGroup
 
 
 def _inits(code: str) -> list[tuple[int, int]]:
@@ -71,6 +75,109 @@ def test_async_producer_uses_cp_async_and_arrives_noinc():
     load = code[code.index("task 'load_b'"):code.index("done_load_b:")]
     assert "cp_async_16(" in load and "cp_async_arrive_noinc(" in load and "tma_load_2d" not in load
     assert "fence_proxy_async();" in code[code.index("task 'mma'"):]
+
+
+# -- the walker reads the resolver's plans -----------------------------------------------------------
+
+#: (verb, first slot of the barrier set) of every barrier operation in a task's branch, in order.
+_BARRIER_OPS = re.compile(r"(wd_wait|pg_mbar_arrive_expect_tx|pg_mbar_arrive|pg_cp_async_arrive_noinc|umma_commit|"
+                          r"tma_load_2d)\((?:[^;]*?, )?\(bar0 \+ 8u \* \((\d+) \+")
+_VERB = {"wd_wait": "wait", "pg_mbar_arrive_expect_tx": "arrive_expect_tx", "pg_mbar_arrive": "arrive",
+         "pg_cp_async_arrive_noinc": "arrive", "umma_commit": "arrive", "tma_load_2d": "complete_tx"}
+
+
+def _branch(code: str, task: str) -> str:
+    return code[code.index(f"// task '{task}'"):code.index(f"done_{task}:")]
+
+
+def _dedup(ops):
+    """One complete_tx per load step (a tile of several 64-column panels issues one copy each)."""
+    return [op for i, op in enumerate(ops) if not (op[0] == "complete_tx" and i and ops[i - 1] == op)]
+
+
+@pytest.mark.parametrize("name,twin", ALL)
+def test_sm100a_barrier_operations_are_the_plan_in_order(name, twin):
+    """On sm_100a nothing is deferred: each task's barrier operations are its plan's actions."""
+    d = gemm_design(name, twin)
+    code = emit_gemm(d, arch="sm_100a").code
+    layout = barrier_layout(d)
+    first = {s.name: s.first for s in layout.sets}
+    for t, plan in resolve(d, layout).items():
+        want = _dedup([(str(a.verb), first[a.set]) for rs in plan.steps() for a in rs.actions])
+        got = _dedup([(_VERB[f], int(slot)) for f, slot in _BARRIER_OPS.findall(_branch(code, t))])
+        assert got == want, t
+
+
+def _with_plans(monkeypatch, change):
+    """Make emit_gemm walk plans that ``change(action) -> action`` rewrote."""
+    real = gemm.resolve
+
+    def nodes(ns):
+        return tuple(ResolvedLoop(n.loop, nodes(n.body)) if isinstance(n, ResolvedLoop) else
+                     dataclasses.replace(n, actions=tuple(change(a) for a in n.actions)) for n in ns)
+
+    monkeypatch.setattr(gemm, "resolve", lambda design, layout=None: {
+        t: dataclasses.replace(p, nodes=nodes(p.nodes)) for t, p in real(design, layout).items()})
+
+
+@pytest.mark.parametrize("arch", ["sm_90a", "sm_100a"])
+def test_expect_tx_bytes_and_barrier_sets_come_from_the_plan(monkeypatch, arch):
+    d = gemm_design("fork_gemm_act")
+    layout = barrier_layout(d)
+    shared_full, empty_0 = layout.set_for("smem_a", "full"), layout.set_for("smem_a", "empty")
+    before = emit_gemm(d, arch=arch).code
+    assert f"{shared_full.tx_bytes}u);  // expect_tx" in before and "12345u);  // expect_tx" not in before
+    # a plan whose expect_tx carries other bytes, and whose empty_0 waits use the shared full set
+    _with_plans(monkeypatch, lambda a: dataclasses.replace(a, bytes=12345) if a.verb == "arrive_expect_tx" else
+                dataclasses.replace(a, set=shared_full.name) if a.set == empty_0.name else a)
+    load = _branch(emit_gemm(d, arch=arch).code, "load_a")
+    assert load.count("12345u);  // expect_tx") == 1 and f"{shared_full.tx_bytes}u);" not in load
+    assert f"(bar0 + 8u * ({empty_0.first} + s_fa))" not in load
+    assert load.count(f"wd_wait((bar0 + 8u * ({shared_full.first} + s_fa))") == 1
+
+
+def test_cursor_start_phases_come_from_the_plan():
+    code = emit_gemm(merge_gemm()).code
+    plans = resolve(merge_gemm())
+    for t, plan in plans.items():
+        branch = _branch(code, t)
+        for c in plan.cursors:
+            assert f"u32 ph_{c.owner} = {c.start_phase}u;  // cursor {c.name}" in branch
+
+
+def _wrong_epilogue_count():
+    """merge_gemm whose accumulator declares 1 consumer warp, but its epilogue task has 4."""
+    d = merge_gemm()
+    r = d.resource("tmem_c")
+    cfg = dataclasses.replace(r.pipeline_config, consumer_group=CooperativeGroup(Agent.Warp, 1))
+    return d.with_resource(dataclasses.replace(r, pipeline_config=cfg), d.deps("tmem_c"))
+
+
+@pytest.mark.parametrize("arch", ["sm_90a", "sm_100a"])
+def test_emit_without_validation_builds_a_wrong_gemm_as_asked(arch):
+    d = _wrong_epilogue_count()
+    assert "config.arrive_count" in {x.code for x in d.validate().errors}
+    with pytest.raises(DesignError):
+        emit(d, arch=arch)
+    with pytest.raises(DesignError):
+        emit_gemm(d, arch=arch)
+    empty = barrier_layout(d).set_for("tmem_c", "empty")
+    for src in (emit(d, arch=arch, validate=False), emit_gemm(d, arch=arch, validate=False)):
+        assert f"pg_mbar_init(bar0 + {8 * empty.first}u, 32u);  // tmem_c.empty[0]" in src.code
+
+
+def test_epilogue_expressions_go_through_the_checked_grammar(monkeypatch):
+    code = emit_gemm(gemm_design("merge_gemm_resadd")).code
+    assert "o[e] = (x_tmem_c[e] + x_smem_r[e]);" in code
+    act = emit_gemm(gemm_design("fork_gemm_act")).code
+    assert "o[e] = fmaxf(x_smem_act[e], 0.0f);" in act
+    d = gemm_design("merge_gemm_resadd")
+    out = d.resource("gmem_d")
+    bad = d.with_resource(dataclasses.replace(out, compute=dataclasses.replace(out.compute, expr="tmem_c + smem_r; x")),
+                          d.deps("gmem_d"))
+    with pytest.raises(DesignError) as info:
+        emit_gemm(bad, validate=False)
+    assert info.value.code == "compute.expr"
 
 
 def test_plan_picks_staging_and_fits_shared_memory():

@@ -22,6 +22,9 @@ def _designs():
     for build in (async_compute, cp_async_copy, mixed_merge):
         yield build()
         yield build(dtype="bfloat16")
+    for mode in ("Merge", "Fork", "FusedMerge"):
+        yield examples.chain(4, mode)
+        yield examples.chain(3, mode, dtype="float16")
 
 
 DESIGNS = list(_designs())

@@ -75,6 +75,17 @@ def test_a_group_alone_draws_without_task_lines():
     assert owner_kind(list(barrier_layout(design.group("ab")).sets)) == "Merge group"
 
 
+@pytest.mark.parametrize("build,group,kind", [(examples.merge_copy, "ab", "Merge group"),
+                                              (examples.fork_copy, "xy", "Fork group"),
+                                              (examples.fused_merge_copy, "ab", "FusedMerge group")])
+def test_the_owner_kind_is_the_mode_whose_shared_barriers_it_has(build, group, kind):
+    d = build()
+    layout = barrier_layout(d)
+    assert owner_kind([s for s in layout.sets if s.owner == d.group(group).name]) == kind
+    member = d.group(group).member_names[0]
+    assert owner_kind([s for s in barrier_layout(ungrouped(d)).sets if s.owner == member]) == "ungrouped"
+
+
 def test_long_owners_wrap_at_set_boundaries():
     layout = barrier_layout(examples.merge_gemm())
     fig = barrier_figure(layout, max_cells=4)

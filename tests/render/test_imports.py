@@ -12,7 +12,7 @@ HEAVY = ("graphviz", "matplotlib")
 
 
 def test_importing_pgstudio_and_render_loads_no_drawing_library():
-    code = ("import sys, pgstudio, pgstudio.render, pgstudio.render.cli, pgstudio.analysis.display; "
+    code = ("import sys, pgstudio, pgstudio.render, pgstudio.render.display, pgstudio.cli; "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('graphviz', 'matplotlib')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

@@ -59,7 +59,7 @@ def test_tensors_named_like_kernel_words_verify():
     """The generated GEMM names tensor pointers g_<name>: a design's tensors may be called o, src,
     M or wd_abort (words of the kernel and its arguments) and the kernel still computes D = A @ B."""
     from pgstudio.runtime.gemm_run import run_gemm
-    from pgstudio.studio._edits import rename_resource
+    from pgstudio.model.edits import rename_resource
     d = merge_gemm(b_producer="async")
     for old, new in (("gmem_a", "M"), ("gmem_b", "src"), ("gmem_d", "o")):
         d = rename_resource(d, old, new)

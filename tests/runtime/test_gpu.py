@@ -94,7 +94,8 @@ def test_run_result_is_cached_and_displays():
     again = run(d, n=1 << 20, repeats=5)
     assert again.cached and again.compile_s == 0.0
     assert len(again.times_ms) == 5 and again.gbps > 0
-    bundle = again._repr_mimebundle_()
+    from pgstudio.render.display import bundle as views_of
+    bundle = views_of(again)
     assert "<table>" in bundle["text/html"] and "verified" in bundle["text/plain"]
     assert first.grid >= 1 and first.blocks_per_sm >= 1
 

@@ -130,7 +130,33 @@ def test_bench_without_a_gpu_says_so_in_one_line(tmp_path):
     out = _cli("bench", "mc.json", cwd=tmp_path)
     assert out.returncode == 2
     assert "Traceback" not in out.stderr
-    assert ("no GPU is present" in out.stderr) or ("needs CuPy" in out.stderr)
+    assert "no GPU here" in out.stderr and "pgstudio compile" in out.stderr
+    assert "pip install" not in out.stderr  # installing CuPy would not bring a GPU
+    trace = _cli("trace", "mc.json", cwd=tmp_path)
+    assert trace.returncode == 2 and "pgstudio trace mc.json --simulate" in trace.stderr
+
+
+def test_no_cupy_is_told_apart_from_no_gpu(monkeypatch):
+    """Where a GPU is present but CuPy is not, the message says how to install CuPy; elsewhere it does not."""
+    import builtins
+
+    from pgstudio.errors import GpuUnavailable
+    from pgstudio.runtime import _cupy
+
+    real = builtins.__import__
+
+    def no_cupy(name, *args, **kwargs):
+        if name == "cupy" or name.startswith("cupy."):
+            raise ImportError("No module named 'cupy'")
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_cupy)
+    for present, phrase, absent in ((True, "pip install 'pgstudio[gpu]'", "no GPU here"),
+                                    (False, "no GPU here", "pip install")):
+        monkeypatch.setattr(_cupy, "nvidia_device_present", lambda present=present: present)
+        with pytest.raises(GpuUnavailable) as info:
+            _cupy.cupy()
+        assert phrase in str(info.value) and absent not in str(info.value)
 
 
 def test_import_pgstudio_loads_no_gpu_library():

@@ -8,6 +8,8 @@ import pytest
 from pgstudio import examples
 from pgstudio.analysis.layout import barrier_layout
 from pgstudio.errors import PgStudioError
+from pgstudio.render.display import bundle
+from pgstudio.render.sweep import sweep_figure
 from pgstudio.runtime._cupy import gpu_available
 from pgstudio.runtime.sweep import (INVALID, NOT_RUN, OK, SweepRow, SweepTable, sweep, variants, with_grouping,
                                     with_stages)
@@ -95,7 +97,7 @@ def test_the_table_names_the_best_variant():
 def test_the_pictures(kind):
     pytest.importorskip("matplotlib")
     t = _table()
-    fig = t.figure(kind)
+    fig = sweep_figure(t, kind=kind)
     texts = [x.get_text() for ax in fig.axes for x in ax.texts] + [x.get_text() for x in fig.texts]
     assert any("best designed 8x4096B" in x for x in texts)
     if kind == "heatmap":
@@ -105,8 +107,8 @@ def test_the_pictures(kind):
         labels = [x.get_text() for x in fig.axes[0].get_yticklabels()]
         assert labels == ["designed 8x4096B", "ungrouped 4x4096B", "designed 4x4096B"]
     with pytest.raises(ValueError, match="kind 'pie'"):
-        t.figure("pie")
-    assert "image/svg+xml" in t._repr_mimebundle_()
+        sweep_figure(t, kind="pie")
+    assert "image/svg+xml" in bundle(t)
 
 
 @pytest.mark.skipif(gpu_available(), reason="the no-GPU path")

@@ -38,8 +38,10 @@ def test_opens_valid_and_every_pane_draws(studio):
     studio.redraw_all()
     html = studio.views.html
     assert "<svg" in html["graph"].value
-    assert "16 barriers" in html["barriers"].value and "data:image/svg+xml" in html["barriers"].value
-    assert "timeline of" in html["timeline"].value and "data:image/svg+xml" in html["timeline"].value
+    studio.barriers.draw_static.click()
+    assert "16 barriers" in studio.barriers.head.value and "data:image/svg+xml" in studio.barriers.static.value
+    assert "timeline of" in studio.timeline.head.value
+    assert studio.timeline.figure is not None and studio.barriers.figure is not None  # the Plotly widgets
     assert "SAFE" in html["checker"].value
     assert "__global__" in html["source"].value and "mbarrier" in html["source"].value
     assert "not available" not in "".join(h.value for h in html.values())
@@ -74,9 +76,13 @@ def test_merge_group_from_the_group_editor_changes_the_barrier_layout(studio):
     # the schedules were re-derived: the consumer releases the group once
     store = studio.design.task("store").schedule
     assert store.name == DERIVED and [s.target for s in store.steps() if s.op == "release"] == ["group_1"]
+    assert "calls group.release() once. (N+1)·S barriers" in groups.info.value
     groups.mode.value = "FusedMerge"
     assert studio.design.group("group_1").mode is PipelineGroupMode.FusedMerge
     assert "8 barriers" in studio.status.value and studio.report.ok
+    # the editor's note on the mode is read off the protocol table
+    assert "one shared full barrier, one shared empty barrier" in groups.info.value
+    assert "calls group.wait() and group.release() once. 2·S barriers" in groups.info.value
 
 
 def test_invalid_mix_appears_and_goes(studio):
@@ -171,14 +177,21 @@ def test_save_load_and_bad_upload(studio, tmp_path):
 def test_design_tab_problem_derive_and_attached_schedules(tmp_path):
     s = Studio(examples.merge_gemm(), folder=tmp_path, debounce=0)
     tasks = s.editors["tasks"]
-    assert "attached: merge_mma_schedule" in tasks.schedule_head.value
-    tasks.derive.click()
-    assert s.design.task("mma").schedule.name == DERIVED and s.report.ok
-    s.editors["design"].problem.value = "num_tiles=4, num_k_tiles=2"
-    assert s.design.problem_dict == {"num_tiles": 4, "num_k_tiles": 2}
-    s.editors["design"].problem.value = "nonsense"
-    assert "not name=value" in s.message_text and s.design.problem_dict == {"num_tiles": 4, "num_k_tiles": 2}
-    s.editors["design"].derive.click()
+    # the seed's hand-written schedules are what derivation gives: they follow the design from the start
+    assert all(t.schedule.name == DERIVED for t in s.design.tasks) and s.report.ok
+    assert s.attach_schedule("epilogue", examples.epilogue_schedule(s.design.resource("tmem_c"),
+                                                                    s.design.resource("gmem_d"))), s.message_text
+    tasks.select("epilogue")
+    assert "attached: epilogue_schedule" in tasks.schedule_head.value
+    problem = s.editors["design"]
+    problem.fields["K"].value = "8192"  # num_k_tiles follows K / BK
+    assert s.design.problem_dict["num_k_tiles"] == 128 and problem.fields["num_k_tiles"].disabled
+    problem.fields["BM"].value = "nonsense"
+    assert s.design.problem_dict["BM"] == "nonsense" and s.design.problem_dict["num_tiles"] == 512
+    problem.new_key.value, problem.new_value.value = "9x", "1"
+    problem.add_key.click()
+    assert "not an identifier" in s.message_text and "9x" not in s.design.problem_dict
+    problem.derive.click()
     assert all(t.schedule.name == DERIVED for t in s.design.tasks)
 
 
@@ -200,18 +213,17 @@ def test_debounce_redraws_once_edits_pause(tmp_path):
 
 
 def test_panes_say_what_is_missing_instead_of_failing(studio, monkeypatch):
+    import html
+
     from pgstudio.studio import _snapshot
 
-    real = _snapshot.optional
+    def missing(*args, **kwargs):  # as if graphviz were not installed
+        raise ImportError("No module named 'graphviz'")
 
-    def missing(module, attr, what):
-        if module.startswith("pgstudio.render"):
-            raise _snapshot.Unavailable(f"{what} ({module}) is not part of this pgstudio installation")
-        return real(module, attr, what)
-
-    monkeypatch.setattr(_snapshot, "optional", missing)
+    monkeypatch.setattr(_snapshot, "dependency_graph", missing)
     studio.add_resource()
     studio.redraw_all()
-    assert "not available: the dependency graph" in studio.views.html["graph"].value
-    assert "needs a valid design" in studio.views.html["timeline"].value
-    assert "24 barriers" in studio.views.html["barriers"].value  # the counts stay
+    graph = html.unescape(studio.views.html["graph"].value)
+    assert "not available: No module named 'graphviz'" in graph and "pgstudio[render]" in graph
+    assert "needs a valid design" in studio.timeline.head.value
+    assert "24 barriers" in studio.barriers.head.value  # the counts stay

@@ -40,7 +40,7 @@ def test_a_sweep_of_the_current_design_is_shown(studio, monkeypatch):
                 SweepRow("ungrouped", 2, 1024, OK, 0.6, 2500.0, 2048, 4, runs=3))
         return SweepTable(design.name, 1 << 20, "float32", rows)
 
-    monkeypatch.setattr(_sweep, "optional", lambda module, attr, what: fake_sweep)
+    monkeypatch.setattr(_sweep, "sweep", fake_sweep)
     studio.sweep.stages.value, studio.sweep.tiles.value = "2", "1024"
     table = studio.sweep.run()
     assert seen == {"design": "merge_copy", "stages": [2], "tiles": [1024],
@@ -54,7 +54,7 @@ def test_a_failing_sweep_is_a_message(studio, monkeypatch):
     def boom(*a, **k):
         raise RuntimeError("cudaErrorLaunchFailure")
 
-    monkeypatch.setattr(_sweep, "optional", lambda module, attr, what: boom)
+    monkeypatch.setattr(_sweep, "sweep", boom)
     assert studio.sweep.run() is None
     assert "sweep failed: RuntimeError: cudaErrorLaunchFailure" in studio.sweep.results.value
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from ...errors import DesignError
 from ...model.design import Design
 from ...model.diagnostic import Diagnostic, error
-from ...model.kinds import OpKind
+from ...model.kinds import OpKind, Side
 from ...model.resource import Memory, Resource
 from ...model.schedule import Loop
 from ...model.targets import DTYPE_BYTES
@@ -320,9 +320,9 @@ class Checks:
                 if s.op == "store" and s.target in spaces:
                     want += [(t, x, f"{s} reads it") for x in d.deps(s.target)]
         for t, x, why in want:
-            g = d.group_of(x)
-            owner = g.name if g is not None and g.mode.collapsed_side == "consumer" else x
-            if f"consumer:{owner}" not in {c.name for c in plans[t.name].cursors}:
+            try:
+                plans[t.name].cursor_of(x, Side.CONSUMER)
+            except KeyError:
                 self.out.append(error("codegen.read_without_wait", f"task {t.name!r} never waits on {x!r}, but {why}",
                                       (t.name, x), f"add {x}.wait() before and {x}.release() after its use in "
                                       f"{t.name!r} (through its group if it has one)"))

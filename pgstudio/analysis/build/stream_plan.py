@@ -18,7 +18,7 @@ from functools import cached_property
 
 from ...model.design import Design
 from ...model.diagnostic import Diagnostic, error
-from ...model.kinds import AsyncProducerOp, OpKind
+from ...model.kinds import AsyncProducerOp, OpKind, Side
 from ...model.resource import Memory
 from ...model.schedule import Loop
 from ...model.targets import DTYPE_BYTES
@@ -68,14 +68,9 @@ class StreamPlan:
         return self.design.num_warps * 32
 
     def consumer_cursor(self, task: TaskCode, resource: str) -> str:
-        """The cursor through which ``task`` reads ``resource``'s current stage (the plan checked
-        that the task waits on it: ``codegen.read_without_wait``)."""
-        return _consumer_cursor(self.design, resource)
-
-
-def _consumer_cursor(design: Design, resource: str) -> str:
-    g = design.group_of(resource)
-    return f"consumer:{g.name if g is not None and g.mode.collapsed_side == 'consumer' else resource}"
+        """The cursor through which ``task`` reads ``resource``'s current stage (from its plan;
+        the plan checked that there is one: ``codegen.read_without_wait``)."""
+        return task.plan.cursor_of(resource, Side.CONSUMER).name
 
 
 def _check_loops(design: Design) -> list[Diagnostic]:
@@ -172,13 +167,15 @@ def _check_reads(design: Design, tasks: list[TaskCode], exprs: dict[str, Expr]) 
     """Thread work reads each shared-memory operand through the stage its task waited on."""
     out = []
     for tc in tasks:
-        cursors = {c.name for c in tc.plan.cursors}
         for s in tc.plan.steps():
             if s.step.op not in ("load", "store") or s.kind is OpKind.TMA or s.step.target not in exprs:
                 continue
             for o in exprs[s.step.target].operands:
-                if design.has_resource(o) and design.resource(o).memory is not Memory.GMEM \
-                        and _consumer_cursor(design, o) not in cursors:
+                if not design.has_resource(o) or design.resource(o).memory is Memory.GMEM:
+                    continue
+                try:
+                    tc.plan.cursor_of(o, Side.CONSUMER)
+                except KeyError:
                     out.append(error("codegen.read_without_wait", f"task {tc.task.name!r}: {s.step} reads {o!r} without "
                                      f"waiting on it, so no stage of {o!r} is known to hold data", (tc.task.name, o),
                                      f"add {o}.wait() before and {o}.release() after the step (through its group if "

@@ -1,9 +1,9 @@
-"""``pgstudio render design.json --out DIR``: the three pictures of a design as SVG and PNG.
+"""``pgstudio render design.json --out DIR``: the pictures of a design as SVG and PNG.
 
 Writes ``graph``, ``barriers``, ``barriers_vs_ungrouped`` (when the design has groups) and
-``timeline`` (when the simulator is available) as ``.svg`` and ``.png``.  ``pgstudio demo``
-writes the same pictures of each canonical design under ``<out>/<design>/``.  This is the
-only place in ``render`` that writes files.
+``timeline`` (simulated) as ``.svg`` and ``.png``.  ``pgstudio demo`` writes the same pictures of
+each canonical design under ``<out>/<design>/``.  The render stage returns pictures; writing them
+to files is the command line's job, here.
 """
 
 from __future__ import annotations
@@ -12,22 +12,18 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from ..cli import add_demo_hook, command, load_design
+from ..analysis.simulate import simulate
 from ..errors import PgStudioError
+from ..render import barrier_figure, comparison_figure, dependency_graph, timeline_figure, to_png, to_svg
+from ._common import design_argument, load_design
 
-NO_SIMULATOR = ("timeline skipped: this pgstudio has no simulator (pgstudio.analysis.simulate); "
-                "the graph and barrier pictures do not need it")
+NAME = "render"
+HELP = "draw a design: dependency graph, barrier layout and timeline (SVG + PNG)"
 
 
 def simulated(design: Any, iterations: int, inner: int = 4) -> tuple[Any, str]:
     """(Timeline, "") from the simulator, or (None, why not).  ``inner`` caps inner loops (a GEMM's
     k tiles) so the picture shows a few output tiles rather than one long mainloop."""
-    try:
-        from ..analysis.simulate import simulate
-    except ModuleNotFoundError as exc:
-        if exc.name and exc.name.endswith("simulate"):
-            return None, NO_SIMULATOR
-        raise
     try:
         return simulate(design, iterations=iterations, inner=inner), ""
     except (PgStudioError, ValueError) as exc:  # an invalid design cannot be run: say why
@@ -37,11 +33,6 @@ def simulated(design: Any, iterations: int, inner: int = 4) -> tuple[Any, str]:
 def write_pictures(design: Any, out: Path, *, iterations: int = 8, inner: int = 4, png: bool = True,
                    highlight: str | None = None) -> tuple[list[Path], list[str]]:
     """Draw and write every picture of ``design`` into ``out``; return (files written, notes)."""
-    from ._figure import to_png, to_svg
-    from .barriers import barrier_figure, comparison_figure
-    from .graph import dependency_graph
-    from .timeline import timeline_figure
-
     out.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     notes: list[str] = []
@@ -72,8 +63,8 @@ def write_pictures(design: Any, out: Path, *, iterations: int = 8, inner: int = 
     return written, notes
 
 
-def _render_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("design", help="a design JSON file (pgstudio example NAME --out FILE writes one)")
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    design_argument(p)
     p.add_argument("--out", default="pgstudio-pictures", help="folder for the pictures (created if missing)")
     p.add_argument("--iterations", type=int, default=8, help="outer-loop iterations of the simulated timeline")
     p.add_argument("--inner", type=int, default=4, help="iterations of each inner loop (e.g. a GEMM's k tiles)")
@@ -81,7 +72,7 @@ def _render_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--highlight", help="name of a resource, group or task to mark in the graph")
 
 
-def cmd_render(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     for flag in ("iterations", "inner"):
         if getattr(args, flag) < 1:
             raise PgStudioError(f"--{flag} is {getattr(args, flag)}, expected at least 1")
@@ -96,25 +87,4 @@ def cmd_render(args: argparse.Namespace) -> int:
         print(f"wrote {path}")
     for note in notes:
         print(note)
-    return 0 if all(n == NO_SIMULATOR for n in notes) else 1
-
-
-cmd_render.add_args = _render_args
-command("render", "draw a design: dependency graph, barrier layout and timeline (SVG + PNG)")(cmd_render)
-
-
-def demo_pictures(name: str, design: Any, out: Path) -> None:
-    """``pgstudio demo`` step: the pictures of one canonical design under ``<out>/<name>/``."""
-    written, notes = write_pictures(design, Path(out) / name)
-    stems = sorted({p.stem for p in written})
-    print(f"pictures: {Path(out) / name}/{{{','.join(stems)}}}.svg/.png")
-    for note in notes:
-        if note not in _SAID:  # e.g. "no simulator": once per demo, not once per design
-            _SAID.add(note)
-            print(note)
-
-
-_SAID: set[str] = set()
-
-
-add_demo_hook(demo_pictures)
+    return 0 if not notes else 1

@@ -1,6 +1,7 @@
-"""Every edit the studio offers, as a pure function ``Design -> Design``.
+"""Every edit of a design, as a pure function ``Design -> Design``.
 
-The editors only collect values and call these; tests call them directly, without widgets.
+The studio's editors only collect values and call these; a diagnostic's one-click ``Fix`` names
+one of them (``FIX_EDITS``); tests call them directly, without widgets.
 They build resources, groups and tasks through the ``unchecked`` paths and the ``Design`` edit
 helpers, so a design may hold a wrong state while the user is still editing (the diagnostics
 pane says what is wrong).  An edit that cannot be expressed at all (a name that is not an
@@ -13,15 +14,18 @@ import dataclasses
 from typing import Any, Iterable, Sequence
 
 from ..errors import DesignError
-from ..model.config import CooperativeGroup, PipelineConfig
-from ..model.design import Design
-from ..model.group import PipelineGroup, PipelineGroupMode
-from ..model.kinds import Agent, AsyncProducerOp, OpKind, PipelineType
-from ..model.names import name_problem
-from ..model.resource import RESOURCE_CLASSES, Compute, Memory, Resource
-from ..model.schedule import CapturedSchedule, Loop, Step
-from ..model.targets import DTYPE_BYTES
-from ..model.task import Task
+from .config import CooperativeGroup, PipelineConfig
+from .derive import derive_design
+from .design import Design
+from .diagnostic import Fix
+from .group import PipelineGroup
+from .kinds import Agent, AsyncProducerOp, OpKind, PipelineType
+from .names import name_problem
+from .protocol import PipelineGroupMode
+from .resource import RESOURCE_CLASSES, Compute, Memory, Resource
+from .schedule import CapturedSchedule, Loop, Step
+from .targets import DTYPE_BYTES
+from .task import Task
 
 #: Bytes per element of each dtype (tile shape -> bytes per stage).
 #: Pipeline types offered by the editor; "none" means not pipelined.
@@ -398,9 +402,60 @@ def problem_text(d: Design) -> str:
 
 
 def set_problem(d: Design, text: str) -> Design:
-    return d.replace(problem=parse_problem(text))
+    return d.replace(problem=derived_problem(parse_problem(text)))
+
+
+#: Problem symbols that follow from others: GEMM tiles from M / N / K and the tile shape,
+#: streaming tiles from the element counts.  An edit of a source symbol recomputes them.
+def derived_problem(problem: Iterable[tuple[str, Any]]) -> tuple[tuple[str, Any], ...]:
+    """``problem`` with ``num_tiles`` / ``num_k_tiles`` recomputed from M, N, K, BM, BN, BK (a
+    GEMM) or from num_elements and tile_elems (streaming), where those are whole numbers > 0."""
+    p = dict(problem)
+
+    def whole(*keys: str) -> bool:
+        return all(isinstance(p.get(k), int) and not isinstance(p.get(k), bool) and p[k] > 0 for k in keys)
+
+    if whole("M", "N", "BM", "BN"):
+        p["num_tiles"] = -(-p["M"] // p["BM"]) * -(-p["N"] // p["BN"])
+    elif whole("num_elements", "tile_elems"):
+        p["num_tiles"] = -(-p["num_elements"] // p["tile_elems"])
+    if whole("K", "BK"):
+        p["num_k_tiles"] = -(-p["K"] // p["BK"])
+    return tuple(p.items())
+
+
+def set_problem_value(d: Design, key: str, value: Any) -> Design:
+    """Set one problem symbol (text is read as a number when it is one); the symbols that follow
+    from it are recomputed (``derived_problem``).  An empty value removes the symbol."""
+    key = (key or "").strip()
+    if not key.isidentifier():
+        raise EditError(f"problem symbol {key!r} is not an identifier", code="edit.problem",
+                        hint="use a name like M, BK or num_tiles")
+    pairs = [(k, v) for k, v in d.problem if k != key]
+    text = str(value).strip()
+    if text:
+        parsed = parse_problem(f"{key}={text}")[0][1]
+        pairs = [(k, parsed if k == key else v) for k, v in d.problem] if key in d.problem_dict else [*pairs, (key, parsed)]
+    return d.replace(problem=derived_problem(pairs))
 
 
 def blank_design(name: str = "my_design") -> Design:
     """What ``Studio()`` opens when there is nothing to restore: an empty design of 64 tiles."""
     return Design(name, problem={"num_tiles": 64})
+
+
+# -- fixes -----------------------------------------------------------------------------------------
+
+#: The edits a diagnostic's ``Fix`` may name (``Fix.edit``): pure functions ``Design -> Design``.
+FIX_EDITS = {f.__name__: f for f in (set_resource, set_group, set_task, remove_edge, use_derived_schedule)}
+
+
+def apply_fix(d: Design, fix: Fix) -> Design:
+    """The design with ``fix`` applied, its derived schedules derived afresh (a fix that changes a
+    group or a task changes what the derived schedules must say)."""
+    try:
+        edit = FIX_EDITS[fix.edit]
+    except KeyError:
+        raise EditError(f"fix {fix.label!r} names edit {fix.edit!r}, expected one of {', '.join(FIX_EDITS)}",
+                        code="edit.fix") from None
+    return derive_design(edit(d, *fix.args, **dict(fix.kwargs)))

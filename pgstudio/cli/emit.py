@@ -5,19 +5,23 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..cli import command, load_design
-from .kernel import ARCHES, emit
+from ..codegen.kernel import emit
+from ..model.targets import ARCHES
+from ._common import design_argument, load_design
+
+NAME = "emit"
+HELP = "write a design's warp-specialised CUDA kernel (.cu)"
 
 
-def _emit_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("design", help="a design JSON file (pgstudio example NAME --out FILE writes one)")
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    design_argument(p)
     p.add_argument("-o", "--out", help="the .cu file to write (default: the design file's name with .cu)")
     p.add_argument("--arch", default=ARCHES[0], choices=ARCHES, help="target the source is written for")
     p.add_argument("--no-validate", action="store_true",
                    help="emit even when design.validate() reports errors (the kernel may hang; its watchdog says where)")
 
 
-def cmd_emit(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     design = load_design(args.design)
     src = emit(design, arch=args.arch, validate=not args.no_validate)
     out = Path(args.out) if args.out else Path(args.design).with_suffix(".cu")
@@ -25,7 +29,3 @@ def cmd_emit(args: argparse.Namespace) -> int:
     print(f"wrote {out}: kernel {src.entry}, {len(src.code.splitlines())} lines, block {src.block[0]} threads, "
           f"{src.smem_bytes} B shared memory, {len(design.tasks)} task branches")
     return 0
-
-
-cmd_emit.add_args = _emit_args
-command("emit", "write a design's warp-specialised CUDA kernel (.cu)")(cmd_emit)

@@ -5,7 +5,7 @@ import pytest
 from pgstudio import examples
 from pgstudio.model import Agent, PipelineGroupMode, PipelineType, domain_loop, schedule, ungrouped
 from pgstudio.model.derive import derive_design
-from pgstudio.studio import _edits as E
+from pgstudio.model import edits as E
 
 
 @pytest.fixture

@@ -3,7 +3,7 @@
 import subprocess
 
 from pgstudio import cli
-from pgstudio.studio import cli as lab_cli
+from pgstudio.cli import lab as lab_cli
 
 
 def test_lab_missing_folder_is_a_message(tmp_path, capsys):

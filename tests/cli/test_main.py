@@ -42,6 +42,24 @@ def test_check_a_wrong_design_prints_every_error_and_exits_1(tmp_path, capsys):
     assert status == 1
     assert "[group.num_stages]" in out and "[config.arrive_count]" in out
     assert "barriers" in out  # the layout table is printed even for a wrong design
+    assert "one-click fix: set smem_b's num_stages to 4" in out
+    assert "one-click fix: set smem_a's consumer_group to 2 Warps (64 threads)" in out
+    assert "checker" not in out  # not asked for
+
+
+def test_check_runs_the_checker_only_without_rule_errors(tmp_path, capsys):
+    obj = json.loads(merge_copy().to_json())
+    obj["resources"][3]["pipeline_config"]["num_stages"] = 3
+    path = tmp_path / "wrong.json"
+    path.write_text(json.dumps(obj))
+    status, out, _ = run(capsys, "check", str(path), "--exhaustive", "--iterations", "2")
+    assert status == 1
+    assert "checker: not run: fix the errors above first" in out and "SAFE" not in out
+    assert "('smem_b', 3)" not in out and "could not run" not in out
+    good = tmp_path / "good.json"
+    good.write_text(merge_copy().to_json())
+    status, out, _ = run(capsys, "check", str(good), "--exhaustive", "--iterations", "2")
+    assert status == 0 and "checker: SAFE" in out and "not run" not in out
 
 
 @pytest.mark.parametrize("content,phrase", [

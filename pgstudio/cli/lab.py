@@ -8,16 +8,18 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ..cli import command
 from ..errors import PgStudioError
 
+NAME = "lab"
+HELP = "open JupyterLab on the teaching notebooks (the studio is in 00_studio)"
 
-def _add_args(p: argparse.ArgumentParser) -> None:
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("folder", nargs="?", default="notebooks", help="folder to open (default: notebooks)")
     p.add_argument("--port", type=int, default=None, help="port for the server (default: JupyterLab's)")
 
 
-def cmd_lab(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     folder = Path(args.folder)
     if not folder.is_dir():
         raise PgStudioError(f"no folder {str(folder)!r} to open; run from the pgstudio checkout or give a folder")
@@ -27,7 +29,3 @@ def cmd_lab(args: argparse.Namespace) -> int:
     if args.port:
         cmd.append(f"--port={args.port}")
     return subprocess.call(cmd)
-
-
-cmd_lab.add_args = _add_args
-command("lab", "open JupyterLab on the teaching notebooks (the studio is in 00_studio)")(cmd_lab)

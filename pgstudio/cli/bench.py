@@ -1,0 +1,31 @@
+"""``pgstudio bench design.json``: verify and time a design against its ungrouped twin, CuPy and a device copy.
+
+Where CuPy or a GPU is missing the command says so in one line (``GpuUnavailable``).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from ..runtime._cupy import require_gpu
+from ..runtime.bench import benchmark
+from ._common import design_argument, load_design
+
+NAME = "bench"
+HELP = "verify and time a design against its ungrouped twin, CuPy and a device copy (GPU)"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    design_argument(p)
+    p.add_argument("--n", type=int, help="elements per tensor (default: the design's num_elements)")
+    p.add_argument("--rounds", type=int, default=30, help="interleaved timed runs of every variant")
+    p.add_argument("--budget-ms", type=float, default=1000.0, help="watchdog budget of every barrier wait")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def run(args: argparse.Namespace) -> int:
+    design = load_design(args.design)
+    require_gpu()  # one clear line when there is no CuPy or no GPU
+    table = benchmark(design, n=args.n, rounds=args.rounds, budget_ms=args.budget_ms, progress=not args.quiet)
+    print(table)
+    return 0

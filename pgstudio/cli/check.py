@@ -1,0 +1,77 @@
+"""``pgstudio check FILE [--exhaustive] [--iterations K] [--inner N] [--method reduced|bfs] [--max-states N]``:
+every diagnostic, the checker's verdict with its witness, the barrier layout.
+
+With ``--exhaustive`` the checker runs on a design without rule errors only: a verdict about a
+design the rules reject would be a verdict about something else ("checker: not run: fix the errors
+above first").  A diagnostic with a mechanical fix lists it ("one-click fix: ..."; the studio shows
+it as a button).  Exit status: 0 when valid and not UNSAFE, 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from ..analysis.check import MAX_STATES, METHODS, check
+from ..analysis.diagnostics import Report
+from ..analysis.layout import barrier_layout, smem_layout
+from ..analysis.validate import diagnostics
+from ..errors import DesignError
+from ..model.diagnostic import warning
+from ._common import design_argument, load_design
+
+NAME = "check"
+
+
+def report_text(report: Report) -> str:
+    """The report, each diagnostic followed by its one-click fixes (as the studio's buttons say)."""
+    lines = [str(report).splitlines()[0]]
+    for d in report.diagnostics:
+        lines.append(f"  {d}")
+        lines += [f"      one-click fix: {fx.label}" for fx in d.fixes]
+    if report.verdict is not None:
+        lines.append(f"  checker: {report.verdict.summary() if hasattr(report.verdict, 'summary') else report.verdict}")
+    return "\n".join(lines)
+HELP = "validate a design file: diagnostics, the exhaustive checker's verdict, the barrier layout"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    design_argument(p)
+    p.add_argument("--exhaustive", action="store_true", help="also run the exhaustive deadlock / race checker")
+    p.add_argument("--iterations", type=int, default=4, help="iterations of the outermost loops the checker explores")
+    p.add_argument("--inner", type=int, default=2, help="iterations of inner loops (k tiles) the checker explores")
+    p.add_argument("--method", choices=METHODS, default="reduced",
+                   help="reduced: partial-order reduced search (default); bfs: the plain search")
+    p.add_argument("--max-states", type=int, default=MAX_STATES, help="state cap; reaching it gives INCOMPLETE")
+
+
+NOT_RUN = "checker: not run: fix the errors above first"
+
+
+def run(args: argparse.Namespace) -> int:
+    design = load_design(args.design)
+    diags = diagnostics(design)
+    verdict = None
+    errors = any(d.is_error for d in diags)
+    if args.exhaustive and not errors:
+        try:
+            verdict = check(design, args.iterations, inner=args.inner, method=args.method,
+                            max_states=args.max_states)
+            diags.extend(verdict.diagnostics())
+        except DesignError as exc:  # a design the checker cannot run: say so, keep the rest
+            diags.append(warning("check.skipped", f"the exhaustive checker could not run: {exc}", (),
+                                 "fix the errors above first"))
+    report = Report(design.name, tuple(diags), verdict)
+    print(report_text(report))
+    if args.exhaustive and errors:
+        print(NOT_RUN)
+    if verdict is not None and verdict.unsafe:
+        print()
+        print(f"witness ({len(verdict.witness)} steps):")
+        print(verdict.table())
+    print()
+    try:
+        print(barrier_layout(design).table())
+        print(smem_layout(design).report())
+    except Exception as exc:  # the diagnostics above say what is wrong
+        print(f"(no barrier layout: {exc})")
+    return 0 if report.ok else 1

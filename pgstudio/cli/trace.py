@@ -1,0 +1,66 @@
+"""``pgstudio trace design.json --out trace.json``: what one kernel did, as Chrome / Perfetto trace JSON.
+
+Runs the instrumented kernel on a GPU (``--png``: the measured timeline); ``--simulate`` writes
+the simulator's timeline instead, no GPU needed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from ..analysis.simulate import simulate
+from ..codegen.instrument import Instrument
+from ..errors import GpuUnavailable, PgStudioError
+from ..render import to_png
+from ..render.timeline import timeline_figure
+from ..runtime._cupy import require_gpu
+from ..runtime.trace import chrome_trace, trace
+from ._common import design_argument, load_design
+
+NAME = "trace"
+HELP = "run a design's instrumented kernel and write its measured timeline as trace JSON"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    design_argument(p)
+    p.add_argument("--out", default="trace.json", help="Chrome / Perfetto trace JSON to write")
+    p.add_argument("--png", help="also save the timeline picture of the first block here")
+    p.add_argument("--simulate", action="store_true", help="the simulator's timeline instead of a GPU run")
+    p.add_argument("--iterations", type=int, default=8, help="iterations to simulate (with --simulate)")
+    p.add_argument("--blocks", type=int, default=2, help="blocks whose tasks stamp their steps")
+    p.add_argument("--capacity", type=int, default=512, help="step records kept per task lane")
+    p.add_argument("--n", type=int, help="elements per tensor (default: the design's num_elements)")
+    p.add_argument("--blocks-per-sm", type=int, help="blocks per SM (default: as many as fit)")
+
+
+def run(args: argparse.Namespace) -> int:
+    design = load_design(args.design)
+    if args.simulate:
+        timelines = [simulate(design, args.iterations)]
+        doc = chrome_trace(timelines)
+        print(timelines[0].summary())
+    else:
+        try:
+            require_gpu()
+        except GpuUnavailable as exc:
+            why = str(exc).split("; without one")[0]
+            raise GpuUnavailable(f"{why}; the simulator's timeline needs no GPU: "
+                                 f"pgstudio trace {args.design} --simulate --out {args.out}") from None
+        tr = trace(design, n=args.n, instrument=Instrument(args.blocks, args.capacity),
+                   blocks_per_sm=args.blocks_per_sm)
+        problems = tr.problems()
+        if problems:
+            raise PgStudioError("stamps out of order: " + "; ".join(problems[:3]))
+        timelines = tr.timelines()
+        doc = tr.chrome()
+        print(tr.summary())
+        for tl in timelines:
+            print(tl.summary())
+    Path(args.out).write_text(json.dumps(doc))
+    print(f"wrote {args.out} ({len(doc['traceEvents'])} trace events; open it in ui.perfetto.dev or chrome://tracing)")
+    if args.png:
+        Path(args.png).write_bytes(to_png(timeline_figure(timelines[0])))
+        print(f"wrote {args.png}")
+    return 0

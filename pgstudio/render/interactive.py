@@ -1,0 +1,191 @@
+"""Interactive pictures (Plotly): the timeline and the barrier layout, zoomed, panned and hovered.
+
+Why Plotly (README, "Interactive pictures"): one figure object serves JupyterLab and Voila as a
+widget with Python-side click callbacks (``plotly.graph_objects.FigureWidget``, built on
+anywidget), a plain notebook through Plotly's own MIME renderer, and a static HTML file with the
+Plotly library inlined (``to_html``: no CDN at view time).  Zoom (drag), pan (shift-drag or the
+mode bar), hover and double-click-to-reset come with every figure, without JavaScript of ours.
+
+Each mark carries its identity in ``customdata`` so a click can be traced back to the design:
+timeline marks carry the event's index in ``Timeline.events``; barrier cells their slot index.
+The static matplotlib / graphviz pictures stay for files, CI and HTML (``render.timeline``,
+``render.barriers``).  Plotly is imported when a figure is first built.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import style
+
+#: Pixels per timeline lane and per barrier row.
+LANE_PX, ROW_PX = 34, 30
+#: The colour of each timeline event kind (work takes its stage colour).
+KIND_COLOUR = {"sync": style.SYNC, "blocked": "#E74C3C"}
+#: Hover text of a timeline event: every field a reader asks about.
+EVENT_HOVER = ("<b>%{customdata[1]}</b> %{customdata[2]}<br>%{customdata[3]}<br>"
+               "start %{base:.1f} ns, lasts %{x:.1f} ns<extra></extra>")
+
+
+def _go() -> Any:
+    import plotly.graph_objects as go
+    return go
+
+
+def _figure(traces: list[dict], layout: dict) -> Any:
+    """A Plotly figure of trusted, internally built parts: Plotly's per-property validation is
+    skipped (``_validate=False``, as plotly.express does), which keeps a studio edit fast."""
+    return _go().Figure(data=traces, layout=layout, _validate=False)
+
+
+def lane_label(name: str, warp: int, n: int) -> str:
+    """``load_a · warp 0`` / ``mma · warps 4-11``: the task and where it runs."""
+    return f"{name} · warp {warp}" if n == 1 else f"{name} · warps {warp}-{warp + n - 1}"
+
+
+def event_text(e: Any) -> str:
+    """The event's fields in words (hover text; also what the studio shows for a click)."""
+    parts = [f"iteration {e.iteration}" if e.iteration >= 0 else ""]
+    if e.target:
+        parts.append(f"on {e.target}")
+    if e.barrier:
+        parts.append(f"barrier {e.barrier}" + (f" (slot {e.slot})" if e.slot >= 0 else ""))
+    if e.stage >= 0:
+        parts.append(f"stage {e.stage}")
+    if e.phase >= 0:
+        parts.append(f"phase parity {e.phase}")
+    return ", ".join(p for p in parts if p)
+
+
+def timeline_plot(timeline: Any, *, selected: int | None = None) -> Any:
+    """The timeline as a Plotly figure: one lane per task (warps in the label), work bars in their
+    stage colour, barrier operations grey, blocked time red, arrivals and phase flips as marks.
+    Hover: task, step, target, barrier, slot, stage, phase parity, iteration, start and duration.
+    ``selected``: index of an event to outline (a click in the studio)."""
+    tasks = {name: (w, n) for name, w, n in timeline.tasks}
+    lanes = list(timeline.lanes)
+    label = {t: lane_label(t, *tasks.get(t, (0, 1))) for t in lanes}
+    bars: dict[str, dict[str, list]] = {}
+    marks: dict[str, dict[str, list]] = {}
+    for i, e in enumerate(timeline.events):
+        data = (i, e.task, e.op, event_text(e))
+        if e.end > e.start:
+            key = e.kind if e.kind in KIND_COLOUR else "work"
+            b = bars.setdefault(key, {"x": [], "base": [], "y": [], "c": [], "colour": []})
+            b["x"].append(e.end - e.start)
+            b["base"].append(e.start)
+            b["y"].append(label.get(e.task, e.task))
+            b["c"].append(data)
+            b["colour"].append(KIND_COLOUR.get(key) or style.stage_colour(e.stage))
+        else:
+            m = marks.setdefault(e.kind, {"x": [], "y": [], "c": []})
+            m["x"].append(e.start)
+            m["y"].append(label.get(e.task, e.task))
+            m["c"].append(data)
+    traces: list[dict] = []
+    names = {"work": "work (stage colour)", "sync": "barrier operation", "blocked": "blocked on a barrier"}
+    for key in ("work", "sync", "blocked"):
+        if key not in bars:
+            continue
+        b = bars[key]
+        lines = [2.5 if c[0] == selected else 0.5 for c in b["c"]]
+        traces.append(dict(type="bar", x=b["x"], base=b["base"], y=b["y"], orientation="h", name=names[key],
+                           customdata=b["c"], marker={"color": b["colour"], "line": {"color": style.INK, "width": lines}},
+                           hovertemplate=EVENT_HOVER, width=0.6 if key != "sync" else 0.35))
+    symbols = {"arrive": ("triangle-down", style.ROLE["full"], "arrive"),
+               "phase_flip": ("diamond", style.HIGHLIGHT, "phase flip")}
+    for kind, m in marks.items():
+        symbol, colour, name = symbols.get(kind, ("circle", style.MUTED, "instant step"))
+        traces.append(dict(type="scatter", x=m["x"], y=m["y"], mode="markers", name=name, customdata=m["c"],
+                           marker={"symbol": symbol, "color": colour, "size": 8,
+                                   "line": {"color": style.INK, "width": 0.5}},
+                           hovertemplate="<b>%{customdata[1]}</b> %{customdata[2]}<br>%{customdata[3]}<br>"
+                                         "at %{x:.1f} ns<extra></extra>"))
+    return _figure(traces, dict(
+        title={"text": timeline.summary(), "font": {"size": 12}}, barmode="overlay", bargap=0.25,
+        height=130 + LANE_PX * max(len(lanes), 1), margin={"l": 10, "r": 10, "t": 40, "b": 40},
+        xaxis={"title": "time (ns)", "rangemode": "tozero"},
+        yaxis={"categoryorder": "array", "categoryarray": [label[t] for t in reversed(lanes)], "automargin": True},
+        legend={"orientation": "h", "y": -0.25 if len(lanes) > 3 else -0.4}, dragmode="zoom",
+        hoverlabel={"align": "left"}, uirevision="timeline", plot_bgcolor="#FBFCFC",
+        font={"family": "Helvetica, Arial, sans-serif", "size": 12}))
+
+
+def slot_text(layout: Any, s: Any, buffers: dict[str, Any] | None = None) -> str:
+    """A barrier slot in words: set, stage, phase parity per round, arrivals as threads and warps,
+    tx bytes, and the shared-memory buffer stage it guards."""
+    bset = next((b for b in layout.sets if b.name == s.set), None)
+    threads = s.arrive_count
+    warps = f" = {threads // 32} warp{'s' if threads // 32 != 1 else ''}" if threads >= 32 and threads % 32 == 0 else ""
+    lines = [f"slot {s.index} at byte {s.offset}: {s.set} stage {s.stage}",
+             f"arrivals per phase: {threads} thread{'s' if threads != 1 else ''}{warps}"
+             + (f" + {s.tx_bytes} tx bytes" if s.tx_bytes else "")]
+    if bset is not None:
+        lines.append(f"arrive: {', '.join(bset.arrivers) or '-'}; wait: {', '.join(bset.waiters) or '-'}")
+        lines.append(f"round r completes phase r: wait parity r & 1 (0, 1, 0, ...) on iterations "
+                     f"{s.stage}, {s.stage + bset.stages}, {s.stage + 2 * bset.stages}, ...")
+        for m in bset.members:
+            buf = (buffers or {}).get(m)
+            if buf is not None:
+                lines.append(f"guards {m} stage {s.stage}: shared bytes {buf.offset + s.stage * buf.stage_bytes}.."
+                             f"{buf.offset + (s.stage + 1) * buf.stage_bytes - 1}")
+    return "<br>".join(lines)
+
+
+def barrier_plot(layout: Any, smem: Any = None, *, selected: int | None = None) -> Any:
+    """The barrier layout as a grid: one row per barrier set (full blue, empty orange), one cell
+    per stage, in shared-memory order.  Hover: slot, offset, phase parity per round, arrivals as
+    threads and warps, tx bytes, arrivers and waiters, and the buffer stage it guards (``smem``:
+    ``smem_layout(design)``)."""
+    buffers = {b.resource: b for b in getattr(smem, "buffers", ())}
+    rows = [f"{b.name}" for b in layout.sets]
+    traces: list[dict] = []
+    for role in ("full", "empty"):
+        slots = [s for s in layout.slots if style.role_of(s.set) == role]
+        if not slots:
+            continue
+        traces.append(dict(
+            type="bar", x=[1] * len(slots), base=[s.stage for s in slots], y=[s.set for s in slots], orientation="h",
+            name=style.ROLE_WHAT[role], customdata=[(s.index, slot_text(layout, s, buffers)) for s in slots],
+            text=[f"s{s.stage} · {s.arrive_count}" + (f"+{style.fmt_bytes(s.tx_bytes)}" if s.tx_bytes else "")
+                  for s in slots],
+            textposition="inside", insidetextanchor="middle",
+            marker={"color": [style.stage_colour(s.stage) for s in slots],
+                    "line": {"color": style.ROLE[role], "width": [4 if s.index == selected else 2 for s in slots]}},
+            hovertemplate="%{customdata[1]}<extra></extra>", width=0.7))
+    stages = max((b.stages for b in layout.sets), default=1)
+    return _figure(traces, dict(
+        title={"text": f"{layout.num_barriers} barriers ({layout.num_barriers * 8} B): cell = stage · arrivals "
+                       f"(+ tx bytes)", "font": {"size": 12}},
+        barmode="overlay", height=120 + ROW_PX * max(len(rows), 1), margin={"l": 10, "r": 10, "t": 40, "b": 30},
+        xaxis={"title": "stage", "tickmode": "array", "tickvals": [k + 0.5 for k in range(stages)],
+               "ticktext": [str(k) for k in range(stages)], "range": [0, stages]},
+        yaxis={"categoryorder": "array", "categoryarray": list(reversed(rows)), "automargin": True},
+        legend={"orientation": "h", "y": -0.3}, hoverlabel={"align": "left"}, uirevision="barriers",
+        plot_bgcolor="#FBFCFC", font={"family": "Helvetica, Arial, sans-serif", "size": 12}))
+
+
+def figure_widget(fig: Any) -> Any:
+    """``fig`` as a widget for Lab and Voila (click callbacks in Python)."""
+    widget = _go().FigureWidget(fig, _validate=False)
+    return widget
+
+
+def replace_figure(widget: Any, fig: Any) -> None:
+    """Show ``fig`` in an existing widget: swap the traces, update the layout (zoom kept by
+    ``uirevision``); far cheaper than a new widget."""
+    with widget.batch_update():
+        widget.data = []
+        widget.add_traces(list(fig.data))
+        layout = fig.layout.to_plotly_json()
+        layout.pop("template", None)  # the theme is set once, when the widget is made
+        widget.update_layout(layout)
+
+
+def to_html(fig: Any) -> str:
+    """A self-contained HTML page of ``fig``: the Plotly library inlined, no CDN at view time."""
+    return fig.to_html(include_plotlyjs=True, full_html=True)
+
+
+__all__ = ["barrier_plot", "event_text", "figure_widget", "lane_label", "replace_figure", "slot_text", "timeline_plot",
+           "to_html"]

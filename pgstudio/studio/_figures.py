@@ -1,0 +1,154 @@
+"""The interactive panes: the timeline and the barrier layout as Plotly widgets (zoom, pan,
+hover; ``render.interactive`` draws them), a click on an event or a barrier slot shows what it is,
+marks the element in the dependency graph, the step in the task's schedule and the generated
+source line; "Export for Perfetto" writes the simulated timeline as trace JSON.
+
+A pane builds its widget on first draw and afterwards only swaps the figure's data, so an edit
+costs no new widget."""
+
+from __future__ import annotations
+
+import json
+from html import escape
+from pathlib import Path
+from typing import Any, Callable
+
+import ipywidgets as W
+
+from ._linked import Link, event_link, schedule_html, slot_link, source_html
+from ._ui import button
+
+
+class _FigurePane:
+    """What the timeline and barrier panes share: a head, the figure widget, the details of a click."""
+
+    def __init__(self, highlight: Callable[[str | None], Any]) -> None:
+        self._highlight = highlight
+        self.head = W.HTML()
+        self.figure: Any = None  # a plotly FigureWidget once drawn
+        self.holder = W.Box(layout=W.Layout(width="100%"))
+        self.details = W.HTML()
+        self.details.add_class("pg-details")
+        self.snapshot: Any = None
+        self.link: Link | None = None
+
+    def _show(self, fig: Any) -> None:
+        from ..render.interactive import figure_widget, replace_figure
+
+        if self.figure is None:
+            self.figure = figure_widget(fig)
+            self.holder.children = (self.figure,)
+        else:
+            replace_figure(self.figure, fig)
+        for trace in self.figure.data:
+            trace.on_click(self._clicked)
+
+    def _clicked(self, trace: Any, points: Any, _selector: Any) -> None:
+        if points.point_inds:
+            self.select(int(trace.customdata[points.point_inds[0]][0]))
+
+    def select(self, index: int) -> None:  # pragma: no cover - each pane overrides it
+        raise NotImplementedError
+
+    def _source(self) -> Any:
+        try:
+            return self.snapshot.kernel_source if self.snapshot.report.ok else None
+        except Exception:  # a design the generator refuses still has a timeline
+            return None
+
+    def _show_link(self, link: Link) -> None:
+        self.link = link
+        design = self.snapshot.design
+        self.details.value = (f"<div class='pg-counts'>{escape(link.title)}</div><div class='pg-note'>{link.detail}</div>"
+                              + schedule_html(design, link) + source_html(self._source(), link.source_line))
+        if link.element is not None:
+            self._highlight(link.element)
+
+
+class TimelinePane(_FigurePane):
+    def __init__(self, highlight: Callable[[str | None], Any], folder: Callable[[], Path]) -> None:
+        super().__init__(highlight)
+        self._folder = folder
+        self.export = button("Export for Perfetto", self.export_trace, icon="download",
+                             tip="write the simulated timeline as Chrome / Perfetto trace JSON")
+        self.export_note = W.HTML()
+        self.widget = W.VBox([self.head, self.holder, W.HBox([self.export, self.export_note],
+                                                             layout=W.Layout(align_items="center")), self.details])
+        self.widget.add_class("pg-pane-timeline")
+        self.timeline: Any = None
+
+    def update(self, snapshot: Any) -> None:
+        from ..render.interactive import timeline_plot
+
+        self.snapshot, self.link, self.details.value = snapshot, None, ""
+        self.export_note.value = ""
+        try:
+            self.timeline = snapshot.timeline
+        except Exception as exc:
+            self.timeline = None
+            self.head.value = snapshot.unavailable_html(exc)
+            self.holder.layout.display = "none"
+            self.export.disabled = True
+            return
+        self.head.value = (f"<div class='pg-counts'>{escape(self.timeline.summary())}</div><div class='pg-note'>"
+                           "drag to zoom, shift-drag to pan, double-click to reset; hover for the details; "
+                           "click a step to see it in the schedule, the graph and the CUDA source</div>")
+        self.holder.layout.display = None
+        self.export.disabled = False
+        self._show(timeline_plot(self.timeline))
+
+    def select(self, index: int) -> None:
+        """What a click on event ``index`` of the timeline does."""
+        self._show_link(event_link(self.snapshot.design, self.timeline.events[index], self._source()))
+
+    def export_trace(self) -> Path | None:
+        """Write ``<design>.perfetto.json`` next to the notebook; open it in ui.perfetto.dev."""
+        from ..runtime.trace import chrome_trace
+
+        if self.timeline is None:
+            return None
+        path = self._folder() / f"{self.snapshot.design.name}.perfetto.json"
+        try:
+            path.write_text(json.dumps(chrome_trace(self.timeline)))
+        except OSError as exc:
+            self.export_note.value = f"<span class='pg-bad'>could not write {escape(str(path))}: {escape(str(exc))}</span>"
+            return None
+        self.export_note.value = (f"<span class='pg-note'>wrote <code>{escape(str(path))}</code>: open it in "
+                                  f"<a href='https://ui.perfetto.dev' target='_blank'>ui.perfetto.dev</a> "
+                                  f"(Open trace file) or chrome://tracing</span>")
+        return path
+
+
+class BarrierPane(_FigurePane):
+    def __init__(self, highlight: Callable[[str | None], Any]) -> None:
+        super().__init__(highlight)
+        self.static = W.HTML()
+        self.draw_static = button("Grouped vs ungrouped picture", self.show_static, icon="image",
+                                  tip="draw this design's barriers next to its per-resource-barrier twin")
+        self.widget = W.VBox([self.head, self.holder, self.details, self.draw_static, self.static])
+        self.widget.add_class("pg-pane-barriers")
+
+    def update(self, snapshot: Any) -> None:
+        from ..render.interactive import barrier_plot
+
+        self.snapshot, self.link, self.details.value = snapshot, None, ""
+        self.head.value = snapshot.barrier_head_html()
+        self.static.value = ""
+        try:
+            fig = barrier_plot(snapshot.layout, snapshot.smem)
+        except Exception as exc:
+            self.holder.layout.display = "none"
+            self.details.value = snapshot.unavailable_html(exc)
+            return
+        self.holder.layout.display = None
+        self._show(fig)
+
+    def show_static(self) -> None:
+        """The static grouped vs ungrouped picture and the slot table (drawn on request: matplotlib
+        takes longer than an edit should)."""
+        if self.snapshot is not None:
+            self.static.value = self.snapshot.barrier_static_html()
+
+    def select(self, index: int) -> None:
+        """What a click on barrier slot ``index`` does."""
+        self._show_link(slot_link(self.snapshot.design, self.snapshot.layout, index, self._source()))

@@ -1,0 +1,62 @@
+"""The studio's interactive panes, headless: a click on a timeline event or a barrier slot marks
+the schedule step, the graph element and the generated source line; Perfetto export writes trace
+JSON next to the notebook."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from pgstudio import examples
+
+pytest.importorskip("ipywidgets")
+pytest.importorskip("plotly")
+from pgstudio.studio import Studio  # noqa: E402
+
+
+@pytest.fixture
+def studio(tmp_path):
+    s = Studio(examples.merge_copy(), folder=tmp_path, debounce=0)
+    s.views.show("timeline")
+    return s
+
+
+def test_click_an_event_marks_step_graph_and_source(studio):
+    pane = studio.timeline
+    assert pane.figure is not None and all(tr._click_callbacks for tr in pane.figure.data)
+    i = next(k for k, e in enumerate(pane.timeline.events) if e.task == "store" and e.op == "blocked")
+    pane.select(i)
+    link = pane.link
+    assert link.task == "store" and link.schedule_line >= 0 and link.source_line > 0
+    src = studio.snapshot.kernel_source
+    assert "wait" in src.code.splitlines()[link.source_line - 1]
+    html = pane.details.value
+    assert "<mark class='pg-mark'>" in html and "ab.smem_a.wait()" in html and f"line {link.source_line}" in html
+    assert studio.views.highlight == "smem_a"
+    studio.views.show("graph")
+    assert "smem_a" in studio.views.html["graph"].value
+
+
+def test_click_a_barrier_slot(studio):
+    studio.views.show("barriers")
+    pane = studio.barriers
+    slot = next(s for s in studio.snapshot.layout.slots if s.set == "ab.shared_empty")
+    pane.select(slot.index)
+    assert "128 threads = 4 warps" in pane.details.value and "barrier ab.shared_empty" in "".join(
+        e for _, e in studio.snapshot.kernel_source.line_map)
+    assert "<mark class='pg-mark'>" in pane.details.value and studio.views.highlight == "ab"
+
+
+def test_an_edit_swaps_the_figure_not_the_widget(studio):
+    fig = studio.timeline.figure
+    studio.set_group("ab", mode="FusedMerge")
+    studio.refresh()
+    assert studio.timeline.figure is fig
+    assert studio.timeline.link is None and studio.report.ok
+
+
+def test_export_for_perfetto(studio, tmp_path):
+    path = studio.timeline.export_trace()
+    doc = json.loads(path.read_text())
+    assert path.parent == tmp_path and doc["traceEvents"] and "ui.perfetto.dev" in studio.timeline.export_note.value
