@@ -5,14 +5,14 @@ every variant alike): the design's kernel, ``ungrouped(design)``'s kernel, CuPy'
 the same computation (an ``ElementwiseKernel`` built from the design's expressions and, where the
 computation is one ufunc such as ``a + b``, that ufunc) and a device-to-device copy of one
 operand, the bandwidth ceiling.  Every variant that computes is verified before it is timed.
-The result is a table of medians and ratios that displays in a notebook.
+The result is a table of medians and ratios that displays in a notebook.  All of it happens in
+a GPU worker process (``runtime.isolated``), so a kernel that traps costs that worker only.
 """
 
 from __future__ import annotations
 
 import ast
 import statistics
-import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
@@ -23,6 +23,9 @@ from ..model.design import Design
 from ..model.resource import Memory
 from ..model.ungroup import ungrouped
 from ._cupy import cupy, require_gpu
+from .executor import get_executor
+from .isolated import on_gpu
+from .progress import Progress
 from .run import BUDGET_MS, Launcher, Workload, emit_cached
 
 _UFUNCS = {ast.Add: "add", ast.Sub: "subtract", ast.Mult: "multiply", ast.Div: "divide"}
@@ -91,23 +94,6 @@ class BenchTable:
     def __str__(self) -> str:
         return self.table()
 
-class _Progress:
-    def __init__(self, total: int, enabled: bool) -> None:
-        self.total, self.done, self.enabled = total, 0, enabled
-
-    def step(self, label: str) -> None:
-        self.done += 1
-        if self.enabled:
-            filled = int(30 * self.done / self.total)
-            sys.stderr.write(f"\r[{'#' * filled}{'.' * (30 - filled)}] {self.done}/{self.total} {label:<40}")
-            sys.stderr.flush()
-
-    def close(self) -> None:
-        if self.enabled:
-            sys.stderr.write("\n")
-            sys.stderr.flush()
-
-
 def _flat_c(design: Design, name: str, dt, names: Mapping[str, str]) -> str:
     """C float expression of ``name`` over the input tensors (copies and stages substituted)."""
     r = design.resource(name)
@@ -175,7 +161,8 @@ def kernel_variant(design: Design, work: Workload, label: str, what: str, *, val
     return Variant(label, what, lambda: la.launch(work, args), work.bytes_moved, la)
 
 
-def interleave(variants: list[Variant], *, rounds: int = 30, warmup: int = 3, progress: bool = True) -> None:
+def interleave(variants: list[Variant], *, rounds: int = 30, warmup: int = 3, progress: bool = True,
+               on_progress: Callable[[int, int, str], None] | None = None) -> None:
     """Time every variant once per round, round after round (each launch between two CUDA events);
     fills ``Variant.times`` and checks the generated kernels' watchdogs afterwards.
 
@@ -184,7 +171,7 @@ def interleave(variants: list[Variant], *, rounds: int = 30, warmup: int = 3, pr
     and the order rotates, so no variant is always first.
     """
     cp = cupy()
-    bar = _Progress(rounds * len(variants), progress)
+    bar = Progress(rounds * len(variants), "benchmark", "launch", enabled=progress, on_update=on_progress)
     for v in variants:
         for _ in range(warmup):
             v.launch()
@@ -203,7 +190,7 @@ def interleave(variants: list[Variant], *, rounds: int = 30, warmup: int = 3, pr
             events[-1][2].synchronize()
             for v, s, e in events:
                 v.times.append(cp.cuda.get_elapsed_time(s, e))
-                bar.step(v.name)
+                bar.update(1, v.name)
     finally:
         bar.close()
     for v in variants:
@@ -214,8 +201,21 @@ def interleave(variants: list[Variant], *, rounds: int = 30, warmup: int = 3, pr
 def benchmark(design: Design, *, n: int | None = None, rounds: int = 30, warmup: int = 3, seed: int | None = None,
               budget_ms: float = BUDGET_MS, blocks_per_sm: int | None = None, tuning: Mapping[str, Any] | None = None,
               twin: bool = True, peers: bool = True, copy: bool = True, progress: bool = True,
-              validate: bool = True) -> BenchTable:
-    """Time ``design`` against its ungrouped twin, CuPy and a device copy; see the module docstring."""
+              validate: bool = True, executor: Any = None,
+              on_progress: Callable[[int, int, str], None] | None = None) -> BenchTable:
+    """Time ``design`` against its ungrouped twin, CuPy and a device copy; see the module docstring.
+
+    It runs in a GPU worker process (``executor``: the default worker processes, or ``"inline"``
+    for this process): a kernel that traps raises ``KernelFault`` here, with the likely cause,
+    and this process stays usable.  ``progress`` draws a tqdm bar; ``on_progress(done, total,
+    text)`` receives each step with its ETA.
+    """
+    ex = get_executor(executor)
+    if ex.name != "inline":
+        kwargs = dict(n=n, rounds=rounds, warmup=warmup, seed=seed, budget_ms=budget_ms, blocks_per_sm=blocks_per_sm,
+                      tuning=dict(tuning) if tuning else None, twin=twin, peers=peers, copy=copy, validate=validate)
+        return on_gpu(benchmark, design, kwargs, executor=ex, what="benchmark", progress=progress,
+                      on_progress=on_progress)
     require_gpu()  # one clear GpuUnavailable before any CuPy call can fail deep inside
     from .gemm_run import is_gemm
     if is_gemm(design):  # tensor-core designs: the twin and cuBLAS instead of CuPy elementwise peers
@@ -241,7 +241,7 @@ def benchmark(design: Design, *, n: int | None = None, rounds: int = 30, warmup:
         nbytes = src_arr.nbytes
         variants.append(Variant("device copy", f"cudaMemcpy D2D of one operand ({nbytes / 2**30:.2f} GiB)",
                                 lambda: dst_arr.data.copy_from_device_async(src_arr.data, nbytes), 2 * nbytes))
-    interleave(variants, rounds=rounds, warmup=warmup, progress=progress)
+    interleave(variants, rounds=rounds, warmup=warmup, progress=progress, on_progress=on_progress)
     rows = tuple(BenchRow(v.name, v.what, v.median_ms, v.gbps, len(v.times)) for v in variants)
     return BenchTable(design.name, work.n, work.dtype, rows)
 

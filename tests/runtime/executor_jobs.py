@@ -34,3 +34,25 @@ def break_context():
     from pgstudio.runtime.executor import _job
     _job._POISONED.append("test")
     raise RuntimeError("cudaErrorIllegalAddress (simulated)")
+
+
+# -- design functions for runtime.isolated.on_gpu: fn(design, executor="inline", **kwargs) --------
+
+def describe(design, executor=None, steps=3):
+    """Reports progress like a benchmark does, then returns what it saw."""
+    from pgstudio.runtime.progress import Progress
+    bar = Progress(steps, "benchmark", "launch", enabled=True)
+    for i in range(steps):
+        bar.update(1, f"round {i}")
+    bar.close()
+    return {"design": design.name, "executor": executor, "pid": os.getpid(), "steps": steps}
+
+
+def crash(design, executor=None):
+    """Dies as a process does when the driver kills it."""
+    os._exit(9)
+
+
+def hang_report(design, executor=None):
+    from pgstudio.errors import KernelHangError
+    raise KernelHangError(f"kernel of {design.name} hung", {"task": "store", "stage": 2})

@@ -19,8 +19,9 @@ from typing import Any, Callable, Iterator
 
 from ._job import Job, Outcome
 
-#: ``on_progress(job_key, desc, done, total, label)``: steps reported by running jobs.
-ProgressCallback = Callable[[str, str, int, int, str], None]
+#: ``on_progress(job_key, desc, unit, done, total, label)``: steps a running job reports (its
+#: ``runtime.progress.Progress`` bars, relayed from the worker).
+ProgressCallback = Callable[[str, str, str, int, int, str], None]
 
 
 class Session:

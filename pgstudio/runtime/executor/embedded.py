@@ -197,9 +197,9 @@ class EmbeddedSession(Session):
 
     def _pump(self) -> None:
         for worker in self.ex._gpu_workers():
-            for key, desc, done, total, label in worker.drain():
+            for key, desc, unit, done, total, label in worker.drain():
                 if self.on_progress is not None:
-                    self.on_progress(key, desc, done, total, label)
+                    self.on_progress(key, desc, unit, done, total, label)
 
     def _watch_deadlines(self) -> None:
         now = time.monotonic()
