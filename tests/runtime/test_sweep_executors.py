@@ -3,13 +3,11 @@ Ray instance, each with a worker killed mid-sweep: both complete, with equal res
 sweep recomputes nothing already recorded.
 
 Without a GPU (CI) the sweep compiles every variant (NVRTC) and times none.  One Ray instance
-serves the whole test session (``ray.init(num_cpus=2)``); it writes under pytest's temporary
-directory and takes its auth token from the environment, not from the home directory.
+serves the whole test session (``ray_local`` in conftest.py).
 """
 
 import json
 import os
-import secrets
 import signal
 import time
 from pathlib import Path
@@ -86,7 +84,8 @@ def runs(tmp_path_factory):
         os.environ["PGSTUDIO_CACHE"] = str(tmp / "cache-embedded")  # spawned workers read it
         ex = EmbeddedExecutor(cpu_workers=2, gpus=[])
         killer = Killer(_embedded_worker)
-        table = sweep(design, executor=ex, results=tmp / "embedded.jsonl", progress=False, on_progress=killer)
+        table = sweep(design, executor=ex, results=tmp / "embedded.jsonl", compile_only=True, progress=False,
+                      on_progress=killer)
         ex.close()
         out["embedded"] = (table, killer, tmp / "embedded.jsonl")
     finally:
@@ -102,30 +101,9 @@ def ray_run(runs, ray_local):
     design, tmp, out = runs
     from pgstudio.runtime.executor.cluster import RayExecutor
     killer = Killer(_ray_worker_running_a_variant)
-    table = sweep(design, executor=RayExecutor(), results=tmp / "ray.jsonl", progress=False, on_progress=killer)
+    table = sweep(design, executor=RayExecutor(), results=tmp / "ray.jsonl", compile_only=True, progress=False,
+                  on_progress=killer)
     return table, killer, tmp / "ray.jsonl"
-
-
-@pytest.fixture(scope="session")
-def ray_local(tmp_path_factory):
-    """One local Ray instance for the session: 2 CPUs, no dashboard, files in a temp dir."""
-    ray = pytest.importorskip("ray")
-    tmp = tmp_path_factory.mktemp("ray")
-    saved = {k: os.environ.get(k) for k in ("RAY_AUTH_TOKEN", "PGSTUDIO_CACHE")}
-    os.environ["RAY_AUTH_TOKEN"] = saved["RAY_AUTH_TOKEN"] or secrets.token_hex(16)  # not ~/.ray/auth_token
-    os.environ["PGSTUDIO_CACHE"] = str(tmp / "cache")  # Ray's workers inherit it: a cache of their own
-    started = not ray.is_initialized()
-    if started:
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, _temp_dir=str(tmp / "r"),
-                 object_store_memory=100 * 1024 * 1024)
-    for k, v in saved.items():
-        if v is None:
-            os.environ.pop(k, None)
-        else:
-            os.environ[k] = v
-    yield ray
-    if started:
-        ray.shutdown()
 
 
 def test_embedded_sweep_survives_a_killed_worker(runs):
@@ -144,7 +122,7 @@ def test_ray_sweep_equals_the_embedded_one_despite_a_killed_worker(runs, ray_run
     table, killer, path = ray_run
     assert killer.killed, "no Ray worker was killed: the test did not test anything"
     assert len(table.rows) == 48 and table.count(COMPILED) == 48
-    assert table.executor.startswith("ray: 1 node(s), 2 CPU(s), 0 GPU(s)")
+    assert table.executor.startswith("ray: 1 node(s), 2 CPU(s)")
     ray_recs, emb_recs = _records(path), _records(out["embedded"][2])
     assert ray_recs.keys() == emb_recs.keys() and len(ray_recs) == 48
     for key, rec in ray_recs.items():
@@ -177,12 +155,12 @@ def test_a_resumed_sweep_recomputes_nothing_recorded(runs, monkeypatch):
     partial.write_text("\n".join(lines[:41]) + "\n" + lines[41][:25])  # header + 40 records + a torn line
     monkeypatch.setenv("PGSTUDIO_CACHE", str(tmp / "cache-embedded"))
     ex = CountingInline()
-    resumed = sweep(design, executor=ex, results=partial, progress=False)
+    resumed = sweep(design, executor=ex, results=partial, compile_only=True, progress=False)
     recorded = {json.loads(ln)["key"] for ln in lines[1:41]}
     assert len(ex.submitted) == 8 and not recorded & set(ex.submitted)
     assert resumed.reused == 40 and resumed.count(COMPILED) == 48
     for r in resumed.rows:
         assert r.cubin_bytes == table.row(r.grouping, r.num_stages, r.tile).cubin_bytes
     again = CountingInline()
-    sweep(design, executor=again, results=partial, progress=False)
+    sweep(design, executor=again, results=partial, compile_only=True, progress=False)
     assert again.submitted == []  # everything is recorded now

@@ -164,7 +164,7 @@ class EmbeddedSession(Session):
     # -- dispatch ---------------------------------------------------------------------------------
     def _fill(self) -> None:
         busy_cpu = sum(1 for f in self.flights.values() if f.worker is None)
-        while self.cpu_q and busy_cpu < self.ex.cpu_workers:
+        while self.cpu_q and busy_cpu < self.ex.cpu_workers + 1:  # one queued ahead keeps every worker fed
             job, payload, attempts = self.cpu_q.popleft()
             pool = self.ex._cpu_pool()
             try:
