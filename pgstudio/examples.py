@@ -283,7 +283,7 @@ def chain(n_groups: int, mode: PipelineGroupMode | str = PipelineGroupMode.Merge
     deps[gmem_d] = [a, b]
     tasks.append(Task("store", n_groups, 1, [a, b], [gmem_d], chain_store_schedule(group, gmem_d)))
     return Design(f"chain_{mode.name.lower()}_{n_groups}", resources, deps, groups, tasks,
-                  _stream_problem(num_elements, tile_bytes, dtype))
+                  stream_problem(num_elements, tile_bytes, dtype))
 
 
 # -- GEMM designs -----------------------------------------------------------------------------------

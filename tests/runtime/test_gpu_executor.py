@@ -78,3 +78,12 @@ def test_a_trapping_kernel_costs_a_worker_not_this_process():
     print(table.table())
     assert table.rows[0].name == "merge_copy" and table.rows[0].median_ms > 0
     ex.close()
+
+
+def test_the_canonical_merge_gemm_sweep_times_at_least_12_verified_variants(tmp_path):
+    from pgstudio.runtime.sweep import FAILED
+    t = sweep(examples.merge_gemm(), rounds=10, results=tmp_path / "merge_gemm.jsonl", progress=False)
+    print(t.table())
+    assert t.count(OK) >= 12, t.table()
+    assert t.count(FAILED) == 0, [f"{r.label}: {r.message}" for r in t.rows if r.status == FAILED]
+    assert t.unit == "TFLOP/s" and t.best.rate > 0

@@ -63,9 +63,12 @@ class RaySession(Session):
         self.pending: dict[Any, tuple[Job, Any, float | None]] = {}
         self.cancelled: set[Any] = set()
         self.ready: deque[Outcome] = deque()
+        self.gpus: int | None = None  # asked once per session: a sweep submits thousands of jobs
 
     def submit(self, job: Job, payload: Any = None) -> None:
-        if job.gpu and self.ex.gpu_count() == 0:
+        if job.gpu and self.gpus is None:
+            self.gpus = self.ex.gpu_count()
+        if job.gpu and self.gpus == 0:
             self.ready.append(Outcome(job, error=_no_gpu()))
             return
         task = _remote(self.ray, job.gpu).options(num_returns=2, max_retries=self.ex.max_retries,
