@@ -66,14 +66,16 @@ def _heatmap(table: Any) -> Any:
     cmap = colormaps["viridis"]
     panel_w = max(2.4, (0.85 if all(len(t) == 1 for t in tiles) else 1.15) * len(tiles) + 0.9)
     width = min(max(panel_w * len(panels) + 1.2, 6.0), 24.0)
-    height = 1.5 + 0.42 * len(stages)
+    shapes = any(len(t) > 1 for t in tiles)  # BMxBNxBK labels are slanted: more room below
+    bottom = 0.85 if shapes else 0.55
+    height = 1.5 + 0.42 * len(stages) + (bottom - 0.55)
     fig = _figure.new_figure(width, height)
     best = table.best
     n = len(panels)
     left, right, gap = 0.07, 0.9, 0.03
     w = (right - left - gap * (n - 1)) / max(n, 1)
     for i, g in enumerate(panels):
-        ax = fig.add_axes((left + i * (w + gap), 0.55 / height, w, 1 - 1.3 / height))
+        ax = fig.add_axes((left + i * (w + gap), bottom / height, w, 1 - (bottom + 0.75) / height))
         ax.set_xlim(-0.5, len(tiles) - 0.5)
         ax.set_ylim(len(stages) - 0.5, -0.5)
         for r in (r for r in table.rows if _panel(r) == g):
@@ -93,17 +95,17 @@ def _heatmap(table: Any) -> Any:
                 label = {"invalid": "invalid", "failed": "failed"}.get(r.status, "-")
                 ax.text(x, y, label, ha="center", va="center", fontsize=7, color=style.MUTED)
         ax.set_xticks(range(len(tiles)))
-        ax.set_xticklabels([_tile_label(t) for t in tiles], fontsize=7, rotation=0 if len(tiles[0]) == 1 else 30)
+        ax.set_xticklabels([_tile_label(t) for t in tiles], fontsize=7, rotation=30 if shapes else 0)
         ax.set_yticks(range(len(stages)))
         ax.set_yticklabels([str(s) for s in stages] if i == 0 else [], fontsize=7.5)
         ax.tick_params(length=0)
         for side in ax.spines.values():
             side.set_visible(False)
         ax.set_title(g, fontsize=9, color=style.INK)
-        ax.set_xlabel("bytes per stage" if len(tiles[0]) == 1 else "tile BMxBNxBK", fontsize=7.5, color=style.MUTED)
+        ax.set_xlabel("tile BMxBNxBK" if shapes else "bytes per stage", fontsize=7.5, color=style.MUTED)
         if i == 0:
             ax.set_ylabel("stages", fontsize=7.5, color=style.MUTED)
-    cax = fig.add_axes((right + 0.02, 0.55 / height, 0.015, 1 - 1.3 / height))
+    cax = fig.add_axes((right + 0.02, bottom / height, 0.015, 1 - (bottom + 0.75) / height))
     unit = "KiB" if by_smem else table.unit
     fig.colorbar(cm.ScalarMappable(norm=norm, cmap=cmap), cax=cax).set_label(unit, fontsize=7.5)
     cax.tick_params(labelsize=7)
