@@ -103,3 +103,13 @@ def test_import_pgstudio_starts_no_worker():
             "print(len(mp.active_children()))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "0"
+
+
+def test_inline_never_exits_the_calling_process_after_a_broken_context():
+    from pgstudio.runtime.executor import _job
+    ex = InlineExecutor()
+    try:
+        out = _run(ex, [Job("trap", jobs.break_context), Job("next", jobs.square, (4,))])
+        assert not out["trap"].ok and out["next"].value == 16  # still here: the inline caller is not a worker
+    finally:
+        _job._POISONED.clear()

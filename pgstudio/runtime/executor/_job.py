@@ -137,20 +137,22 @@ def _context_broken() -> bool:
 
 
 def run_job(fn: Callable[..., Any], args: tuple, kwargs: Mapping[str, Any], payload: Any = None,
-            keep_payload: bool = False) -> tuple[Any, Any]:
-    """Run one job in this worker: ``(value, payload)`` or ``(Failure, None)``; never raises.
+            keep_payload: bool = False, worker: bool = False) -> tuple[Any, Any]:
+    """Run one job: ``(value, payload)`` or ``(Failure, None)``; never raises.
 
-    A worker whose CUDA context an earlier job broke exits at once (exit code 3), so a reused
-    worker (Ray's) is replaced and the job retried elsewhere instead of failing on a dead context.
+    In a worker process (``worker=True``) a job that leaves the CUDA context broken marks the
+    process, and the next job there exits it at once (exit code 3): a reused worker is replaced
+    and that job retried elsewhere instead of failing on a dead context.  The calling process
+    (the inline executor) is never exited.
     """
-    if _POISONED:
+    if worker and _POISONED:
         os._exit(3)
     t0 = time.perf_counter()
     try:
         out = fn(*args, **dict(kwargs), **({"payload": payload} if payload is not None else {}))
     except BaseException as exc:  # noqa: BLE001 - the boundary: every error becomes data
         poisoned = _context_broken()
-        if poisoned:
+        if poisoned and worker:
             _POISONED.append(type(exc).__name__)
         return Failure.of(exc, poisoned), None
     seconds = time.perf_counter() - t0

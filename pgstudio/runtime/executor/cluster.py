@@ -42,7 +42,7 @@ def ray_module() -> Any:
 
 def _task(fn: Any, args: tuple, kwargs: dict, payload: Any) -> tuple[Any, Any]:
     """What a Ray worker runs: the job, its error as data, and its payload as a second return."""
-    return run_job(fn, args, kwargs, payload, keep_payload=True)
+    return run_job(fn, args, kwargs, payload, keep_payload=True, worker=True)
 
 
 _REMOTE: dict[str, Any] = {}

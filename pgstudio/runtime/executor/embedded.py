@@ -74,7 +74,7 @@ def _bind_gpu(device: str, relay: Any) -> None:
 
 def _run_on_gpu(key: str, fn: Any, args: tuple, kwargs: dict, payload: Any) -> tuple[Any, Any]:
     progress.running(key)
-    return run_job(fn, args, kwargs, payload)
+    return run_job(fn, args, kwargs, payload, worker=True)
 
 
 class _GpuWorker:
@@ -168,7 +168,7 @@ class EmbeddedSession(Session):
             job, payload, attempts = self.cpu_q.popleft()
             pool = self.ex._cpu_pool()
             try:
-                fut = pool.submit(run_job, job.fn, job.args, dict(job.kwargs), payload)
+                fut = pool.submit(run_job, job.fn, job.args, dict(job.kwargs), payload, False, True)
             except (BrokenProcessPool, RuntimeError):  # broke between two jobs: a fresh pool next time
                 self.ex._drop_cpu_pool(pool)
                 self.cpu_q.appendleft((job, payload, attempts))
@@ -224,7 +224,8 @@ class EmbeddedSession(Session):
         if fl.worker is None and ran_at:
             where = f"CPU worker {ran_at}"
         if error is not None and error.poisoned and fl.worker is not None:
-            fl.worker.retire(wait=True)  # its CUDA context is gone: the next job gets a fresh worker
+            fl.worker.kill()  # its CUDA context is gone: the next job gets a fresh worker
+            fl.worker.retire(wait=False)
         self.ready.append(Outcome(fl.job, value, error, fl.attempts, where, seconds, handle))
 
     def _lost(self, fl: _Flight, where: str) -> None:
