@@ -222,3 +222,16 @@ def test_a_small_sweep_on_the_gpu():
     assert all(s == INVALID for k, s in status.items() if k.startswith("Fork"))
     assert t.best is not None and t.best.median_ms == min(r.median_ms for r in t.timed)
     assert all(r.runs == 3 and r.rate > 0 for r in t.timed)
+
+
+@pytest.mark.nvrtc
+def test_warps_and_code_options_are_axes_too(tmp_path, monkeypatch):
+    monkeypatch.setenv("PGSTUDIO_CACHE", str(tmp_path / "cache"))
+    t = sweep(examples.merge_copy(), [4], [4096], ["designed"], warps=[4, 8], options=["default", "store=cs"],
+              executor="inline", compile_only=True, progress=False)
+    assert [r.label for r in t.rows] == ["designed 4x4096B 4w", "designed 4x4096B 4w store=cs",
+                                         "designed 4x4096B 8w", "designed 4x4096B 8w store=cs"]
+    assert t.count(COMPILED) == 4
+    head = t.table().splitlines()[1].split()
+    assert head[:6] == ["grouping", "stages", "tile", "warps", "options", "status"]
+    assert len({r.cubin_bytes for r in t.rows}) > 1  # four different kernels, not one compiled four times
