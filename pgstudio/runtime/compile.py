@@ -197,10 +197,16 @@ def is_loaded(src: KernelSource) -> bool:
     return any(k.startswith(f"{src.key}@") for k in _LOADED)
 
 
+def forget(src: KernelSource) -> None:
+    """Unload ``src`` from this process (a sweep's GPU worker loads thousands of kernels, once each)."""
+    for key in [k for k in _LOADED if k.startswith(f"{src.key}@")]:
+        del _LOADED[key]
+
+
 def clear_memory_cache() -> None:
     """Forget loaded kernels (the disk cache stays)."""
     _LOADED.clear()
 
 
 __all__ = ["BASE_OPTIONS", "Cubin", "LoadedKernel", "cache_dir", "check_target", "clear_memory_cache",
-           "compile_cubin", "cubin_for", "cubin_path", "is_loaded", "load", "store_cubin"]
+           "compile_cubin", "cubin_for", "cubin_path", "forget", "is_loaded", "load", "store_cubin"]

@@ -75,6 +75,14 @@ def time_variant(design_json: str, variant: dict, settings: dict, payload: bytes
     if payload:
         from .compile import store_cubin
         store_cubin(src, payload)
+    from .compile import forget
+    try:
+        return _time(d, src, settings)
+    finally:
+        forget(src)  # a GPU worker of a big sweep loads thousands of kernels: keep none of them
+
+
+def _time(d: Design, src: Any, settings: dict) -> dict:
     rounds, warmup = int(settings.get("rounds", 20)), int(settings.get("warmup", 3))
     seed = settings.get("seed")
     rec: dict[str, Any] = {"phase": "run", "kernel": src.entry, "smem_bytes": src.smem_bytes}

@@ -235,3 +235,14 @@ def test_warps_and_code_options_are_axes_too(tmp_path, monkeypatch):
     head = t.table().splitlines()[1].split()
     assert head[:6] == ["grouping", "stages", "tile", "warps", "options", "status"]
     assert len({r.cubin_bytes for r in t.rows}) > 1  # four different kernels, not one compiled four times
+
+
+@pytest.mark.skipif(gpu_available(), reason="the no-GPU path")
+@pytest.mark.parametrize("name, variant", [("merge_copy", Variant("FusedMerge", 4, (4096,))),
+                                           ("merge_gemm", Variant("designed", 2, (128, 128, 64)))])
+def test_the_timing_job_rebuilds_its_variant_and_stops_at_the_gpu(name, variant):
+    from pgstudio.errors import GpuUnavailable
+    from pgstudio.runtime.sweep_jobs import time_variant
+    design = examples.example(name)
+    with pytest.raises(GpuUnavailable):
+        time_variant(design.to_json(), variant.as_dict(), {"rounds": 3, "warmup": 1})
