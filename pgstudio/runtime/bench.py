@@ -221,7 +221,6 @@ def benchmark(design: Design, *, n: int | None = None, rounds: int = 30, warmup:
     if is_gemm(design):  # tensor-core designs: the twin and cuBLAS instead of CuPy elementwise peers
         from .gemm_run import benchmark_gemm
         return benchmark_gemm(design, rounds=rounds, warmup=warmup, seed=seed, twin=twin)
-    cp = cupy()
     src = emit_cached(design, validate=validate, tuning=dict(tuning or {}))
     work = Workload.make(design, int(n or src.info["num_elements"]), str(src.info["dtype"]), seed)
     opts = dict(validate=validate, tuning=tuning, blocks_per_sm=blocks_per_sm, budget_ms=budget_ms)

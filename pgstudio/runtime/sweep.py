@@ -98,7 +98,8 @@ def sweep(design: Design, num_stages: Iterable[int] | None = None, tiles: Iterab
     try:
         with ex.session() as s:
             for v in todo:
-                s.submit(Job(v.key, compile_variant, (design_json, v.as_dict(), arch), label=f"{design.name} {v.label}"))
+                s.submit(Job(v.key, compile_variant, (design_json, v.as_dict(), arch),
+                             label=f"{design.name} {v.label}"))
             by_key = {v.key: v for v in todo}
             for out in s:
                 v = by_key[out.job.key]

@@ -147,7 +147,8 @@ def _check_same(path: Path, old: dict, new: dict) -> None:
     diff = [f"{k}={a.get(k)!r} there, {b.get(k)!r} now" for k in MUST_MATCH if a.get(k) != b.get(k)]
     if diff:
         raise PgStudioError(f"{str(path)!r} was written with other settings ({'; '.join(diff)}); timings would not "
-                            "compare: use the same settings, another results file, or start it over (--fresh / resume=False)")
+                            "compare: use the same settings, another results file, or start it over "
+                            "(--fresh / resume=False)")
 
 
 __all__ = ["MUST_MATCH", "SCHEMA", "SweepLog", "VERSION", "design_sha", "read"]

@@ -139,7 +139,8 @@ class SweepPane:
                           compile_only=True if self.compile_only.value else None,
                           progress=False, on_progress=self._progress)
         except Exception as exc:  # the GPU boundary: a message, never a traceback
-            self.results.value = f"<span class='pg-bad'>sweep failed: {escape(type(exc).__name__)}: {escape(str(exc))}</span>"
+            self.results.value = (f"<span class='pg-bad'>sweep failed: {escape(type(exc).__name__)}: "
+                                  f"{escape(str(exc))}</span>")
             return None
         finally:
             self.button.disabled = False

@@ -143,8 +143,9 @@ class RayExecutor(Executor):
         try:
             ray.init(**kw)
         except ConnectionError as exc:
-            raise PgStudioError(f"no Ray cluster answers at {self.address!r} ({exc}); start one with `ray start --head`, "
-                                "give its address, or use --ray local for a Ray instance on this machine") from None
+            raise PgStudioError(f"no Ray cluster answers at {self.address!r} ({exc}); start one with "
+                                "`ray start --head`, give its address, or use --ray local for a Ray instance on this "
+                                "machine") from None
         self.started = True
         return ray
 
