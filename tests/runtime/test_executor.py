@@ -46,10 +46,12 @@ def test_values_and_errors_come_back_per_job(embedded):
 def test_a_dying_worker_is_replaced_and_its_jobs_retried(embedded):
     outs = _run(embedded, [Job("die", jobs.die)] + [Job(f"sq{i}", jobs.square, (i,)) for i in range(6)])
     # every other job completes (those in flight when the pool broke ran again)
-    assert all(outs[f"sq{i}"].value == i * i for i in range(6))
+    assert all(outs[f"sq{i}"].value == i * i for i in range(6)), {k: (o.value, o.error) for k, o in outs.items()}
+    # the ones in flight with it ran again, alone, and were not charged for the crash
+    assert all(outs[f"sq{i}"].attempts <= 2 for i in range(6))
     died = outs["die"]
-    assert died.error.kind == "WorkerDied" and died.error.crashed and died.attempts == 3
-    assert "died 3 time(s)" in died.error.message
+    assert died.error.kind == "WorkerDied" and died.error.crashed
+    assert "died 3 time(s) with only this job in it" in died.error.message and died.attempts in (3, 4)
     with pytest.raises(KernelFault, match="worker process running die died"):
         died.result()
     # the executor is usable afterwards

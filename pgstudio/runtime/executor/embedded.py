@@ -15,9 +15,9 @@ What can go wrong and what it costs:
 * a job raises: the error comes back as the job's ``Failure``; the worker stays;
 * a kernel traps (illegal address, launch failure): the job's ``Failure`` says so and is
   marked ``poisoned``; that GPU worker is shut down and a fresh one starts for the next job;
-* a worker process dies (killed, a crash in native code): its jobs are retried on a fresh
-  worker up to ``max_retries`` times (a dying CPU worker breaks its whole pool, so every job
-  in flight there is retried), then reported;
+* a worker process dies (killed, a crash in native code): it is replaced and its job retried,
+  up to ``max_retries`` times, then reported; a dying CPU worker breaks its whole pool, so the
+  jobs in flight there run again one at a time to find the one that did it (``EmbeddedSession``);
 * a GPU job runs past ``timeout_s``: its worker is killed and the job reported, not retried.
 
 The caller's process never touches CUDA; the notebook stays usable whatever a kernel does.
@@ -122,33 +122,56 @@ class _GpuWorker:
 
 
 @dataclass
-class _Flight:
+class _Queued:
+    """A job waiting for a worker: how often it started, and how often a worker died under it alone."""
+
     job: Job
     payload: Any
-    attempts: int
+    starts: int = 0
+    crashes: int = 0
+
+
+@dataclass
+class _Flight:
+    item: _Queued
     pool: cf.ProcessPoolExecutor
     worker: _GpuWorker | None
     deadline: float | None
+    solo: bool  # the only job in its pool: a dying worker is its doing
     timed_out: bool = False
+
+    @property
+    def job(self) -> Job:
+        return self.item.job
 
 
 class EmbeddedSession(Session):
+    """Jobs of one batch on an ``EmbeddedExecutor``.
+
+    A CPU worker that dies breaks its whole pool, and the pool cannot say which job killed it:
+    the jobs in flight become *suspects*, run again one at a time, alone in a fresh pool.  A job
+    that takes a worker down while alone is charged for it; after ``max_retries`` + 1 such deaths
+    it is reported (``WorkerDied``), while jobs that merely shared the pool are never charged.
+    A GPU worker runs one job at a time, so each of its deaths is charged at once.
+    """
+
     def __init__(self, executor: "EmbeddedExecutor", on_progress: ProgressCallback | None) -> None:
         self.ex = executor
         self.on_progress = on_progress
-        self.cpu_q: deque[tuple[Job, Any, int]] = deque()
-        self.gpu_q: deque[tuple[Job, Any, int]] = deque()
+        self.cpu_q: deque[_Queued] = deque()
+        self.suspects: deque[_Queued] = deque()
+        self.gpu_q: deque[_Queued] = deque()
         self.flights: dict[cf.Future, _Flight] = {}
         self.ready: deque[Outcome] = deque()
 
-    def submit(self, job: Job, payload: Any = None, attempts: int = 1) -> None:
+    def submit(self, job: Job, payload: Any = None) -> None:
         if job.gpu and not self.ex.gpu_ids():
             self.ready.append(Outcome(job, error=_no_gpu()))
             return
-        (self.gpu_q if job.gpu else self.cpu_q).append((job, payload, attempts))
+        (self.gpu_q if job.gpu else self.cpu_q).append(_Queued(job, payload))
 
     def __iter__(self) -> Iterator[Outcome]:
-        while self.ready or self.cpu_q or self.gpu_q or self.flights:
+        while self.ready or self.cpu_q or self.suspects or self.gpu_q or self.flights:
             if self.ready:
                 yield self.ready.popleft()
                 continue
@@ -164,32 +187,48 @@ class EmbeddedSession(Session):
     # -- dispatch ---------------------------------------------------------------------------------
     def _fill(self) -> None:
         busy_cpu = sum(1 for f in self.flights.values() if f.worker is None)
-        while self.cpu_q and busy_cpu < self.ex.cpu_workers + 1:  # one queued ahead keeps every worker fed
-            job, payload, attempts = self.cpu_q.popleft()
-            pool = self.ex._cpu_pool()
-            try:
-                fut = pool.submit(run_job, job.fn, job.args, dict(job.kwargs), payload, False, True)
-            except (BrokenProcessPool, RuntimeError):  # broke between two jobs: a fresh pool next time
-                self.ex._drop_cpu_pool(pool)
-                self.cpu_q.appendleft((job, payload, attempts))
-                continue
-            self.flights[fut] = _Flight(job, payload, attempts, pool, None, self._deadline(job, gpu=False))
-            busy_cpu += 1
+        if self.suspects:  # after a crash: one suspect at a time, alone
+            if not busy_cpu:
+                self._start_cpu(self.suspects.popleft(), solo=True)
+        else:
+            refused = 0
+            while self.cpu_q and busy_cpu < self.ex.cpu_workers + 1 and refused < 3:  # one ahead keeps all fed
+                refused += not self._start_cpu(self.cpu_q.popleft(), solo=False)
+                busy_cpu = sum(1 for f in self.flights.values() if f.worker is None)
         busy = {id(f.worker) for f in self.flights.values() if f.worker is not None}
         for worker in self.ex._gpu_workers():
             if not self.gpu_q:
                 break
             if id(worker) in busy:
                 continue
-            job, payload, attempts = self.gpu_q.popleft()
+            item = self.gpu_q.popleft()
             try:
                 pool = worker.ensure()
-                fut = pool.submit(_run_on_gpu, job.key, job.fn, job.args, dict(job.kwargs), payload)
+                fut = pool.submit(_run_on_gpu, item.job.key, item.job.fn, item.job.args, dict(item.job.kwargs),
+                                  item.payload)
             except Exception as exc:  # noqa: BLE001 - the worker could not start: say why, per job
                 worker.retire(wait=False)
-                self.ready.append(Outcome(job, error=Failure.of(exc), attempts=attempts, where=worker.name))
+                self.ready.append(Outcome(item.job, error=Failure.of(exc), attempts=item.starts, where=worker.name))
                 continue
-            self.flights[fut] = _Flight(job, payload, attempts, pool, worker, self._deadline(job, gpu=True))
+            item.starts += 1
+            self.flights[fut] = _Flight(item, pool, worker, self._deadline(item.job, gpu=True), solo=True)
+
+    def _start_cpu(self, item: _Queued, solo: bool) -> bool:
+        """Send ``item`` to the CPU pool; False when the pool refused it (it is queued again or failed)."""
+        pool = self.ex._cpu_pool()
+        try:
+            fut = pool.submit(run_job, item.job.fn, item.job.args, dict(item.job.kwargs), item.payload, False, True)
+        except (BrokenProcessPool, RuntimeError) as exc:  # broke between two jobs: a fresh pool next time
+            self.ex._drop_cpu_pool(pool)
+            if item.starts > 2 * (self.ex.max_retries + 1):  # no worker can start at all
+                self.ready.append(Outcome(item.job, error=Failure.of(exc), attempts=item.starts, where="CPU worker"))
+            else:
+                item.starts += 1
+                (self.suspects if solo else self.cpu_q).appendleft(item)
+            return False
+        item.starts += 1
+        self.flights[fut] = _Flight(item, pool, None, self._deadline(item.job, gpu=False), solo)
+        return True
 
     def _deadline(self, job: Job, gpu: bool) -> float | None:
         limit = job.timeout_s if job.timeout_s is not None else (self.ex.timeout_s if gpu else None)
@@ -218,7 +257,7 @@ class EmbeddedSession(Session):
             self._lost(fl, where)
             return
         except Exception as exc:  # noqa: BLE001 - e.g. arguments that do not pickle
-            self.ready.append(Outcome(fl.job, error=Failure.of(exc), attempts=fl.attempts, where=where))
+            self.ready.append(Outcome(fl.job, error=Failure.of(exc), attempts=fl.item.starts, where=where))
             return
         value, error, seconds, ran_at = unwrap(raw)
         if fl.worker is None and ran_at:
@@ -226,7 +265,7 @@ class EmbeddedSession(Session):
         if error is not None and error.poisoned and fl.worker is not None:
             fl.worker.kill()  # its CUDA context is gone: the next job gets a fresh worker
             fl.worker.retire(wait=False)
-        self.ready.append(Outcome(fl.job, value, error, fl.attempts, where, seconds, handle))
+        self.ready.append(Outcome(fl.job, value, error, fl.item.starts, where, seconds, handle))
 
     def _lost(self, fl: _Flight, where: str) -> None:
         """The worker running ``fl`` died (or was stopped): replace it; retry or report."""
@@ -234,24 +273,30 @@ class EmbeddedSession(Session):
             fl.worker.retire(wait=False)
         else:
             self.ex._drop_cpu_pool(fl.pool)
-        job = fl.job
+        item, job = fl.item, fl.job
         if fl.timed_out:
             limit = job.timeout_s if job.timeout_s is not None else self.ex.timeout_s
             self.ready.append(Outcome(job, error=Failure(
                 "Timeout", f"{job.name} did not finish within {limit:.0f} s, so its worker ({where}) was stopped: a "
                 "kernel that loops outside the watchdog's barrier waits, or a time limit too short for the work "
-                "(timeout_s)", crashed=True), attempts=fl.attempts, where=where))
-        elif fl.attempts <= self.ex.max_retries:
-            (self.gpu_q if job.gpu else self.cpu_q).appendleft((job, fl.payload, fl.attempts + 1))
+                "(timeout_s)", crashed=True), attempts=item.starts, where=where))
+            return
+        if not fl.solo:  # it shared the pool: a suspect, not yet charged
+            self.suspects.append(item)
+            return
+        item.crashes += 1
+        if item.crashes <= self.ex.max_retries:
+            (self.gpu_q if job.gpu else self.suspects).appendleft(item)
         else:
             self.ready.append(Outcome(job, error=Failure(
-                "WorkerDied", f"the worker process running {job.name} died {fl.attempts} time(s) (killed from outside, "
-                "out of memory, or a crash in native code); it was replaced each time", crashed=True),
-                attempts=fl.attempts, where=where))
+                "WorkerDied", f"the worker process running {job.name} died {item.crashes} time(s) with only this job "
+                "in it (killed from outside, out of memory, or a crash in native code); it was replaced each time",
+                crashed=True), attempts=item.starts, where=where))
 
     def close(self) -> None:
         """Drop queued jobs; stop GPU workers still running one (an interrupted sweep)."""
         self.cpu_q.clear()
+        self.suspects.clear()
         self.gpu_q.clear()
         for fut, fl in list(self.flights.items()):
             fut.cancel()
