@@ -1,5 +1,5 @@
 """The only side effects on a GPU: compile (NVRTC), load (CuPy RawModule), run, verify, time,
-benchmark, sweep -- in worker processes by default (``runtime.executor``).
+benchmark, sweep (``runtime.sweep.sweep``) -- in worker processes by default (``runtime.executor``).
 
 Importing this package imports neither CuPy, NVRTC nor Ray and starts no process: they load on
 first use, and a missing CuPy, GPU or NVRTC becomes one ``GpuUnavailable`` that says so.
@@ -10,8 +10,8 @@ from .bench import BenchTable, benchmark
 from .compile import Cubin, compile_cubin, load
 from .executor import get_executor
 from .run import Launcher, RunResult, Workload, run
-from .sweep import SweepTable, load_sweep, sweep
+from .sweep_table import SweepTable, load_sweep
 from .verify import VerificationError
 
 __all__ = ["BenchTable", "Cubin", "Launcher", "RunResult", "SweepTable", "VerificationError", "Workload", "benchmark",
-           "compile_cubin", "get_executor", "gpu_available", "load", "load_sweep", "run", "sweep"]
+           "compile_cubin", "get_executor", "gpu_available", "load", "load_sweep", "run"]

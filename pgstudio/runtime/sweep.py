@@ -146,11 +146,6 @@ def _why_not_timed(compile_only: bool | None, ex: Any) -> str:
     return f"no GPU here ({why or 'CuPy sees no device'})" if n == 0 else "no GPU visible to the executor"
 
 
-__all__ = ["COMPILED", "DEFAULT_GROUPINGS", "DESIGNED", "FAILED", "GROUPINGS", "INVALID", "NOT_RUN", "OK", "ROUNDS",
-           "SweepRow", "SweepTable", "UNGROUPED", "Variant", "WARMUP", "load_sweep", "problem_of", "run_sweep_cli",
-           "sweep", "with_grouping", "with_stages", "with_tile"]
-
-
 def run_sweep_cli(design: Design, design_path: str | Path, *, stages: Iterable[int] | None = None,
                   tiles: Iterable[str] | None = None, grouping: Iterable[str] | None = None,
                   warps: Iterable[int] | None = None, options: Iterable[str] | None = None, n: int | None = None,
@@ -199,3 +194,8 @@ def run_sweep_cli(design: Design, design_path: str | Path, *, stages: Iterable[i
     if table.count(NOT_RUN):
         return 3
     return 0 if table.compiled else 1
+
+
+__all__ = ["COMPILED", "DEFAULT_GROUPINGS", "DESIGNED", "FAILED", "GROUPINGS", "INVALID", "NOT_RUN", "OK", "ROUNDS",
+           "SweepRow", "SweepTable", "UNGROUPED", "Variant", "WARMUP", "load_sweep", "problem_of", "run_sweep_cli",
+           "sweep", "with_grouping", "with_stages", "with_tile"]
