@@ -179,10 +179,21 @@ def unwrap(raw: Any) -> tuple[Any, Failure | None, float, str]:
     return raw, None, 0.0, ""
 
 
+def no_gpu() -> Failure:
+    """The failure of a GPU job on an executor without a GPU: why there is none, in words."""
+    from ...errors import GpuUnavailable
+    from .._cupy import require_gpu
+    try:
+        require_gpu()
+    except GpuUnavailable as exc:
+        return Failure.of(exc)
+    return Failure("GpuUnavailable", "no GPU is visible to this executor")
+
+
 def worker_name() -> str:
     """Where a job ran, for messages: host and process id."""
     import socket
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
-__all__ = ["Failure", "Job", "Outcome", "WithPayload", "run_job", "unwrap", "worker_name"]
+__all__ = ["Failure", "Job", "Outcome", "WithPayload", "no_gpu", "run_job", "unwrap", "worker_name"]

@@ -25,10 +25,9 @@ from collections import deque
 from typing import Any, Iterator
 
 from ...errors import PgStudioError
-from ._job import Failure, Job, Outcome, run_job, unwrap
+from ._job import Failure, Job, Outcome, no_gpu, run_job, unwrap
 from .base import Executor, ProgressCallback, Session
 from .embedded import GPU_TIMEOUT_S, MAX_RETRIES
-from .inline import _no_gpu
 
 
 def ray_module() -> Any:
@@ -69,7 +68,7 @@ class RaySession(Session):
         if job.gpu and self.gpus is None:
             self.gpus = self.ex.gpu_count()
         if job.gpu and self.gpus == 0:
-            self.ready.append(Outcome(job, error=_no_gpu()))
+            self.ready.append(Outcome(job, error=no_gpu()))
             return
         task = _remote(self.ray, job.gpu).options(num_returns=2, max_retries=self.ex.max_retries,
                                                   retry_exceptions=False, name=f"pgstudio:{job.key}"[:120])

@@ -38,9 +38,8 @@ from dataclasses import dataclass
 from typing import Any, Iterator
 
 from .. import progress
-from ._job import Failure, Job, Outcome, run_job, unwrap
+from ._job import Failure, Job, Outcome, no_gpu, run_job, unwrap
 from .base import Executor, ProgressCallback, Session
-from .inline import _no_gpu
 
 #: Seconds a GPU job may run before its worker is stopped (a kernel that hangs outside the
 #: watchdog's waits); a benchmark or one sweep variant takes seconds.
@@ -166,7 +165,7 @@ class EmbeddedSession(Session):
 
     def submit(self, job: Job, payload: Any = None) -> None:
         if job.gpu and not self.ex.gpu_ids():
-            self.ready.append(Outcome(job, error=_no_gpu()))
+            self.ready.append(Outcome(job, error=no_gpu()))
             return
         (self.gpu_q if job.gpu else self.cpu_q).append(_Queued(job, payload))
 

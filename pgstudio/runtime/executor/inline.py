@@ -11,7 +11,7 @@ from collections import deque
 from typing import Any, Iterator
 
 from .. import progress
-from ._job import Failure, Job, Outcome, run_job, unwrap, worker_name
+from ._job import Job, Outcome, no_gpu, run_job, unwrap, worker_name
 from .base import Executor, ProgressCallback, Session
 
 
@@ -28,7 +28,7 @@ class InlineSession(Session):
         while self.queue:
             job, payload = self.queue.popleft()
             if job.gpu and self.executor.gpu_count() == 0:
-                yield Outcome(job, error=_no_gpu())
+                yield Outcome(job, error=no_gpu())
                 continue
             progress.running(job.key)
             raw, handle = run_job(job.fn, job.args, job.kwargs, payload, keep_payload=True)
@@ -37,16 +37,6 @@ class InlineSession(Session):
 
     def close(self) -> None:
         self.queue.clear()
-
-
-def _no_gpu() -> Failure:
-    from ...errors import GpuUnavailable
-    from .._cupy import require_gpu
-    try:
-        require_gpu()
-    except GpuUnavailable as exc:
-        return Failure.of(exc)
-    return Failure("GpuUnavailable", "no GPU is visible to this executor")
 
 
 class InlineExecutor(Executor):
