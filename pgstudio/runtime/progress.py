@@ -62,7 +62,7 @@ class Progress:
         self.done += n
         if self.relay is not None:
             try:
-                self.relay.put_nowait((_CURRENT[0], self.desc, self.unit, self.done, self.total, label))
+                self.relay.put((_CURRENT[0], self.desc, self.unit, self.done, self.total, label))
             except Exception:  # noqa: BLE001 - progress must never fail the work
                 pass
         if self.bar is not None:

@@ -28,7 +28,6 @@ from __future__ import annotations
 import concurrent.futures as cf
 import multiprocessing as mp
 import os
-import queue as queue_mod
 import signal
 import threading
 import time
@@ -81,13 +80,17 @@ class _GpuWorker:
 
     def __init__(self, device: str, ctx: Any) -> None:
         self.device, self.ctx = device, ctx
-        self.relay = ctx.Queue()
+        self.relay: Any = None
         self.pool: cf.ProcessPoolExecutor | None = None
         self.pid: int | None = None
         self.started = 0
 
     def ensure(self) -> cf.ProcessPoolExecutor:
         if self.pool is None:
+            # A SimpleQueue writes each step into the pipe before the job's result leaves the worker,
+            # so no step arrives after its job; a fresh one per worker, so a worker killed halfway
+            # through a write leaves nothing behind.
+            self.relay = self.ctx.SimpleQueue()
             pool = cf.ProcessPoolExecutor(1, mp_context=self.ctx, initializer=_bind_gpu,
                                           initargs=(self.device, self.relay))
             self.pid = pool.submit(os.getpid).result(timeout=300)  # its pid, to stop it on a hang
@@ -113,10 +116,16 @@ class _GpuWorker:
             pool.shutdown(wait=wait, cancel_futures=True)
 
     def drain(self) -> Iterator[tuple]:
-        while True:
+        """The progress steps the worker has sent so far.  Each is one pipe write of a few hundred
+        bytes, below PIPE_BUF, so it arrives whole or not at all, even from a worker killed while
+        writing: reading never waits on half a message."""
+        relay = self.relay
+        while relay is not None:
             try:
-                yield self.relay.get_nowait()
-            except (queue_mod.Empty, OSError, EOFError, ValueError):
+                if relay.empty():
+                    return
+                yield relay.get()
+            except (OSError, EOFError, ValueError):
                 return
 
 
@@ -258,6 +267,8 @@ class EmbeddedSession(Session):
         except Exception as exc:  # noqa: BLE001 - e.g. arguments that do not pickle
             self.ready.append(Outcome(fl.job, error=Failure.of(exc), attempts=fl.item.starts, where=where))
             return
+        if fl.worker is not None:
+            self._pump()  # the job's last steps are in the pipe already: show them before its result
         value, error, seconds, ran_at = unwrap(raw)
         if fl.worker is None and ran_at:
             where = f"CPU worker {ran_at}"
