@@ -2,7 +2,7 @@
 PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-EXTRAS ?= dev,render,studio,nvrtc
+EXTRAS ?= dev,render,studio,nvrtc,cluster
 STAMP := $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
 comma := ,
 
@@ -24,7 +24,7 @@ test: $(STAMP)
 
 # On a machine with an NVIDIA GPU: the GPU tests too (they skip elsewhere).
 test-gpu:
-	$(MAKE) EXTRAS=dev,render,studio,gpu test
+	$(MAKE) EXTRAS=dev,render,studio,gpu,cluster test
 
 # JupyterLab on the teaching notebooks (00_studio opens the studio).
 lab: $(STAMP)

@@ -1,5 +1,6 @@
 """Test markers: `gpu` tests skip where no usable GPU + CuPy exists; `nvrtc` where the NVRTC
-wheels are missing (but fail when the environment variable CI is set); `browser` where Debian chromium + Playwright are missing."""
+wheels are missing and `cluster` where Ray is missing (both fail instead when the environment
+variable CI is set); `browser` where Debian chromium + Playwright are missing."""
 
 from __future__ import annotations
 
@@ -30,6 +31,15 @@ def nvrtc_available() -> bool:
 
 
 @functools.lru_cache(maxsize=None)
+def ray_available() -> bool:
+    try:
+        import ray  # noqa: F401
+    except Exception:
+        return False
+    return True
+
+
+@functools.lru_cache(maxsize=None)
 def browser_available() -> bool:
     try:
         import playwright  # noqa: F401
@@ -41,10 +51,11 @@ def browser_available() -> bool:
 def pytest_collection_modifyitems(config, items):
     checks = {"gpu": (gpu_available, "no usable GPU / CuPy here"),
               "nvrtc": (nvrtc_available, "NVRTC wheels (cuda-bindings, nvidia-cuda-nvrtc) not installed"),
-              "browser": (browser_available, "Playwright or Debian chromium not installed")}
+              "browser": (browser_available, "Playwright or Debian chromium not installed"),
+              "cluster": (ray_available, "Ray not installed (pip install 'pgstudio[cluster]')")}
     # In CI (env CI set) broken code generation must fail: nvrtc tests run even without the
     # wheels, and fail with the error that says how to install them, instead of skipping.
-    must_run = {"nvrtc"} if os.environ.get("CI") else set()
+    must_run = {"nvrtc", "cluster"} if os.environ.get("CI") else set()
     for item in items:
         for marker, (available, why) in checks.items():
             if marker in item.keywords and marker not in must_run and not available():
