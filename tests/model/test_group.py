@@ -5,7 +5,8 @@ import itertools
 import pytest
 
 from pgstudio import (Agent, CooperativeGroup, DesignError, MemoryResource, PipelineGroup, PipelineGroupMode,
-                      PipelineType, create_tma_async_pipeline_cfg, create_tma_umma_pipeline_cfg)
+                      PipelineType, create_async_umma_pipeline_cfg, create_tma_async_pipeline_cfg,
+                      create_tma_umma_pipeline_cfg)
 from pgstudio.model import MemberRef
 from pgstudio.model.config import FACTORIES
 from pgstudio.model.group_rules import ALLOWED_MIXES
@@ -257,6 +258,13 @@ def test_an_explicit_fork_config_is_checked_on_the_producer_side():
                                                     res("smem_q", T.TmaUmma, nbytes=4096, aliases="smem_p")],
                  Fork, pipeline_config=bad)
     assert "num_bytes 8192, expected 4096" in msg
+
+
+def test_an_explicit_config_of_members_of_one_type_must_have_that_type():
+    a, b = res("smem_a", T.TmaUmma), res("smem_b", T.TmaUmma)  # consumer kind umma either way
+    cfg = create_async_umma_pipeline_cfg(num_stages=4, num_bytes=2048, producer_group=threads(1))
+    msg = reject("group.explicit_config", "ab", [a, b], Merge, pipeline_config=cfg)
+    assert "explicit pipeline_config has pipeline_type 'AsyncUmma', expected 'TmaUmma'" in msg
 
 
 def test_explicit_config_must_be_a_pipeline_config():
