@@ -22,7 +22,8 @@ from ..errors import DesignError
 from ..model.config import PipelineConfig as ModelConfig
 from ..model.config import FACTORIES
 from ..model.kinds import AsyncProducerOp, OpKind, PipelineType
-from ._cooperative import CooperativeGroup, PipelineOp, producer_op
+from ._cooperative import CooperativeGroup, PipelineOp
+from ._cooperative import producer_op as async_op
 
 
 class SignalingThreads(IntFlag):
@@ -117,7 +118,7 @@ class PipelineConfig:
                           consumer_signaling_threads=consumer_signaling_threads, barrier_ptr=barrier_ptr,
                           advance_on_acquire=advance_on_acquire, interleave_stride=interleave_stride)
         return _build(PipelineType.AsyncAsync, num_stages, 0, producer_group, consumer_group,
-                      producer_op(producer_op, where), bytes_given=False)
+                      async_op(producer_op, where), bytes_given=False)
 
     @staticmethod
     def create_tma_async_pipeline_cfg(num_stages, num_bytes, producer_group, consumer_group, cta_layout_vmnk=None,
@@ -178,7 +179,7 @@ class PipelineConfig:
                           advance_on_wait=advance_on_wait, advance_on_acquire=advance_on_acquire,
                           interleave_stride=interleave_stride)
         return _build(PipelineType.AsyncUmma, num_stages, 0, producer_group, consumer_group,
-                      producer_op(producer_op, where), bytes_given=False)
+                      async_op(producer_op, where), bytes_given=False)
 
     @staticmethod
     def create_umma_umma_pipeline_cfg(num_stages, producer_group, consumer_group, cta_layout_vmnk=None,

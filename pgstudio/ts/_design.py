@@ -15,6 +15,7 @@ module-level names that TS ignores and pgstudio reads (an exported script sets t
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Sequence
 
 from ..errors import DesignError
@@ -40,6 +41,18 @@ def _problem(module: dict[str, Any], symbols: dict[str, int]) -> dict[str, Any]:
     for key, value in symbols.items():
         out.setdefault(key, value)
     return out
+
+
+def design_name(module: dict[str, Any]) -> str:
+    """``design_name``, else the script's file name as an identifier, else ``ts_design``."""
+    given = module.get("design_name")
+    if isinstance(given, str):
+        return given
+    path = module.get("__file__")
+    if not isinstance(path, str):
+        return "ts_design"
+    stem = "".join(c if c.isalnum() or c == "_" else "_" for c in Path(path).stem).strip("_") or "ts_design"
+    return stem if not stem[0].isdigit() else f"ts_{stem}"
 
 
 def _work_tiles(module: dict[str, Any], problem: dict[str, Any]) -> Any:
@@ -68,7 +81,7 @@ def _resources(tasks: Sequence[Any], graph: dict) -> list[MemoryResource]:
     return sorted(seen.values(), key=order)
 
 
-def build_design(tasks: Sequence[Any], graph: dict, name: str | None = None) -> Design:
+def build_design(tasks: Sequence[Any], graph: dict) -> Design:
     """The ``Design`` of TS tasks and their dependency graph (module docstring)."""
     if not isinstance(graph, dict):
         raise DesignError(f"ts: resource_dependency_graph is {type(graph).__name__}, expected a dict of resource -> "
@@ -110,9 +123,9 @@ def build_design(tasks: Sequence[Any], graph: dict, name: str | None = None) -> 
                                      captured(t.schedule, work_tiles, problem, one_tile)))
     edges = [(k.name, [d.name for d in (v if isinstance(v, (list, tuple)) else [v]) if not isinstance(d, WorkQueue)])
              for k, v in graph.items() if not isinstance(k, WorkQueue)]
-    design_name = module.get("design_name") if isinstance(module.get("design_name"), str) else name or "ts_design"
-    check_name(design_name, "design")
-    return Design(design_name, [model[n] for n in names], edges, model_groups, model_tasks, problem)
+    name = design_name(module)
+    check_name(name, "design")
+    return Design(name, [model[n] for n in names], edges, model_groups, model_tasks, problem)
 
 
 __all__ = ["build_design"]

@@ -84,11 +84,6 @@ def _script_line(exc: BaseException, path: str) -> str:
     return f", line {frames[-1].lineno}" if frames else ""
 
 
-def _design_name(path: Path) -> str:
-    stem = "".join(c if c.isalnum() or c == "_" else "_" for c in path.stem).strip("_") or "ts_design"
-    return stem if not stem[0].isdigit() else f"ts_{stem}"
-
-
 def load(path: str | Path) -> Design:
     """Run the TS script at ``path`` and return the design its ``TaskManager`` built (see the
     module docstring, and its security note)."""
@@ -125,10 +120,7 @@ def load(path: str | Path) -> Design:
         raise DesignError(f"ts: {filename} built {len(managers)} TaskManager(s), expected exactly one",
                           code="ts.script", hint="build one TaskManager(tasks=..., resource_dependency_graph=...) at "
                           "module level (or in a function the script calls)")
-    design = managers[0].design
-    if not isinstance(namespace.get("design_name"), str):
-        design = design.replace(name=_design_name(p))
-    return design
+    return managers[0].design
 
 
 def run_import_ts(path: str, out: str | None = None) -> int:
