@@ -102,7 +102,8 @@ def captured(schedule: Schedule, work_tiles: Any = DEFAULT_WORK_TILES,
         at = body.index(tile_loops[0])
         inner = _nodes(tile_loops[0].body, bound)
         if not _has_loop(inner):
-            raise ScheduleError(f"schedule {schedule.name!r} has no domain_loop() in its work_tile_loop(); TS needs one",
+            raise ScheduleError(f"schedule {schedule.name!r} has no domain_loop() in its work_tile_loop(); TS "
+                                f"needs one",
                                 code="schedule.loop", hint="wrap the per-tile steps in `with domain_loop(0, 1, 1):`")
         nodes = [*_nodes(body[:at], bound), Loop(0, work_tiles, 1, tuple(_unwrap(inner))),
                  *_nodes(body[at + 1:], bound)]

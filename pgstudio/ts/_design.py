@@ -36,7 +36,8 @@ def _problem(module: dict[str, Any], symbols: dict[str, int]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if isinstance(table, dict):
         for key, value in table.items():
-            if isinstance(key, str) and key.isidentifier() and isinstance(value, _VALUES) and not isinstance(value, bool):
+            simple = isinstance(value, _VALUES) and not isinstance(value, bool)
+            if isinstance(key, str) and key.isidentifier() and simple:
                 out[key] = value
     for key, value in symbols.items():
         out.setdefault(key, value)

@@ -25,7 +25,7 @@ from typing import Any
 from ..errors import DesignError
 from ..model.config import PipelineConfig
 from ..model.design import Design
-from ..model.group import PipelineGroup, PipelineGroupMode
+from ..model.group import PipelineGroupMode
 from ..model.kinds import AsyncProducerOp, OpKind, PipelineType
 from ..model.resource import Memory, Resource
 from ..model.schedule import PRODUCER_WORK, Loop, Step
@@ -81,8 +81,8 @@ def _factory_call(cfg: PipelineConfig, where: str, indent: str) -> str:
         args.append("cta_layout_vmnk=None")
     if cfg.async_producer_op is AsyncProducerOp.AsyncLoad:
         if t not in (PipelineType.AsyncAsync, PipelineType.AsyncUmma):
-            raise _refuse(f"{where}: a {t} pipeline with async_producer_op=AsyncLoad cannot be written in TS (only async "
-                          f"producers take producer_op)", "use AsyncThread for a non-async producer")
+            raise _refuse(f"{where}: a {t} pipeline with async_producer_op=AsyncLoad cannot be written in TS (only "
+                          f"async producers take producer_op)", "use AsyncThread for a non-async producer")
         args.append("producer_op=PipelineOp.AsyncLoad")
     kinds = f"{t.producer_kind.value}_{t.consumer_kind.value}"
     sizes = [a for a in args if a.startswith(("num_", "producer_group"))]
@@ -367,8 +367,9 @@ def to_ts(design: Design) -> str:
               for t in design.tasks}
     tiles = {s.tiles for s in shapes.values()}
     if nested and len(tiles) > 1:
-        raise _refuse(f"the tasks loop over different work-tile counts ({', '.join(map(repr, sorted(tiles, key=str)))}); "
-                      f"a TS work queue hands every task the same tiles", "loop every task over the same tiles")
+        counts = ", ".join(map(repr, sorted(tiles, key=str)))
+        raise _refuse(f"the tasks loop over different work-tile counts ({counts}); a TS work queue hands every task "
+                      f"the same tiles", "loop every task over the same tiles")
     # One tile per CTA with head / tail steps is TS's non-persistent shape; more tiles need the queue.
     one_tile = nested and tiles == {1} and any(s.head or s.tail for s in shapes.values()) \
         and not any(s.pre or s.post for s in shapes.values())
@@ -398,8 +399,8 @@ def to_ts(design: Design) -> str:
             args.append("pipeline_config=" + _factory_call(g.pipeline_config, f"group {g.name!r}", "    "))
         out.append(f"{g.name} = PipelineGroup({', '.join(args)})")
     if persistent:
-        out += ["", "# The persistent loop over work tiles: TS's WorkQueue hands each CTA its next tile.  Its scheduler",
-                "# parameters (PersistentTileSchedulerParams) are CuTe DSL objects, so the kernel supplies them.",
+        out += ["", "# The persistent loop over work tiles: TS's WorkQueue hands each CTA its next tile.",
+                "# Its scheduler parameters (PersistentTileSchedulerParams) are CuTe DSL objects: the kernel's.",
                 f'{queue} = WorkQueue(name="{queue}", tile_scheduler_config=TileSchedulerConfig('
                 f"TileSchedulerType.StaticPersistent, None))"]
     out += ["", "", "# -- schedules " + "-" * 87]

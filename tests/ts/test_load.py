@@ -45,7 +45,8 @@ def test_the_tutorial_runs_with_its_import_block_replaced_and_draws_its_pictures
             "from pgstudio.render.graph import graph_svg\nfrom pgstudio.render.barriers import layout_svg\n"
             "from pgstudio import barrier_layout\n"
             f"import pathlib; p = pathlib.Path({str(out)!r}); p.mkdir()\n"
-            "(p / 'graph.svg').write_text(graph_svg(d)); (p / 'barriers.svg').write_text(layout_svg(barrier_layout(d)))\n"
+            "(p / 'graph.svg').write_text(graph_svg(d))\n"
+            "(p / 'barriers.svg').write_text(layout_svg(barrier_layout(d)))\n"
             "print(d.summary())")
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
                          env={**__import__("os").environ, "PYTHONPATH": str(ROOT)})
@@ -105,7 +106,7 @@ def test_import_ts_help_warns_that_the_script_runs(capsys):
 
 def test_export_refuses_a_fork_of_distinct_buffers():
     design = examples.fork_copy()
-    x, y = design.resources[1], design.resources[2]
+    y = design.resource("smem_y")
     unaliased = design.with_resource(y.__class__(y.name, y.pipeline_config, y.compute, y.dtype, y.tile, None))
     with pytest.raises(DesignError, match="Fork 'xy' has members in distinct buffers; TS forks one buffer"):
         to_ts(unaliased)
@@ -118,8 +119,7 @@ def test_export_refuses_two_loops_side_by_side_and_an_invalid_design():
     from pgstudio.model.task import Task
     with pytest.raises(DesignError, match="has 2 loops side by side; TS allows one domain_loop per schedule"):
         to_ts(design.with_task(Task.unchecked("store", 4, 4, task.src_resources, task.dst_resources, two)))
-    broken = design.with_task(Task.unchecked("store", 4, 4, task.src_resources, task.dst_resources,
-                                             CapturedSchedule("s", (Loop(0, "num_tiles", 1, (Step("read", "smem_a",
-                                                                                                  "member", "ab"),)),))))
+    read_only = CapturedSchedule("s", (Loop(0, "num_tiles", 1, (Step("read", "smem_a", "member", "ab"),)),))
+    broken = design.with_task(Task.unchecked("store", 4, 4, task.src_resources, task.dst_resources, read_only))
     with pytest.raises(DesignError, match="export writes designs TS accepts"):
         to_ts(broken)

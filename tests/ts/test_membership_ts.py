@@ -70,7 +70,8 @@ def test_a_refused_group_claims_its_members_in_ts_but_not_in_pgstudio():
     one = pts.CooperativeGroup(pts.Agent.Thread, 1)
     cfg = lambda s: pts.PipelineConfig.create_tma_umma_pipeline_cfg(num_stages=s, num_bytes=1024, producer_group=one,  # noqa: E731
                                                                      consumer_group=one)
-    ta, tbad = pts.MemoryResource(name="a", pipeline_config=cfg(4)), pts.MemoryResource(name="bad", pipeline_config=cfg(3))
+    ta = pts.MemoryResource(name="a", pipeline_config=cfg(4))
+    tbad = pts.MemoryResource(name="bad", pipeline_config=cfg(3))
     with pytest.raises(DesignError):
         pts.PipelineGroup(name="g", members=[ta, tbad], mode=PipelineGroupMode.Merge)
     assert ta.pipeline_group is None

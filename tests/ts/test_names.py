@@ -24,7 +24,8 @@ def tma_umma(stages=2, nbytes=1024):
 
 def test_every_factory_takes_ts_signature_and_builds_the_model_config():
     cfgs = {
-        PipelineType.AsyncAsync: PC.create_async_async_pipeline_cfg(2, WG, WG, None, producer_op=ts.PipelineOp.AsyncLoad),
+        PipelineType.AsyncAsync: PC.create_async_async_pipeline_cfg(2, WG, WG, None,
+                                                                    producer_op=ts.PipelineOp.AsyncLoad),
         PipelineType.TmaAsync: PC.create_tma_async_pipeline_cfg(2, 2048, ONE, WG),
         PipelineType.TmaUmma: tma_umma(),
         PipelineType.UmmaAsync: PC.create_umma_async_pipeline_cfg(2, ONE, WG, None),

@@ -226,8 +226,8 @@ def _facade_result(spec: Spec, tag: str):
         kwargs = dict(num_stages=m.stages, producer_group=cg(m.producer), consumer_group=cg(m.consumer))
         if _is_tma(m):
             kwargs["num_bytes"] = m.nbytes
-        members.append(pts.MemoryResource(name=f"{tag}_m{i}",
-                                          pipeline_config=getattr(pts.PipelineConfig, f"create_{kinds}_pipeline_cfg")(**kwargs)))
+        factory = getattr(pts.PipelineConfig, f"create_{kinds}_pipeline_cfg")
+        members.append(pts.MemoryResource(name=f"{tag}_m{i}", pipeline_config=factory(**kwargs)))
     try:
         group = pts.PipelineGroup(name=tag, members=members, mode=getattr(pts.PipelineGroupMode, spec.mode))
     except DesignError as exc:

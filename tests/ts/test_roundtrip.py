@@ -21,6 +21,17 @@ def test_each_canonical_design_comes_back_from_its_ts_script(name, tmp_path):
     assert load(script).to_json() == design.to_json()
 
 
+@pytest.mark.parametrize("name", list(examples.CANONICAL))
+@pytest.mark.parametrize("variant", ["ungrouped", "derived"])
+def test_ungrouped_twins_and_derived_schedules_come_back_too(name, variant, tmp_path):
+    from pgstudio.model.derive import derive_design
+    design = examples.example(name)
+    design = examples.ungrouped(design) if variant == "ungrouped" else derive_design(design, replace_attached=True)
+    script = tmp_path / f"{name}_{variant}.py"
+    script.write_text(to_ts(design))
+    assert load(script).to_json() == design.to_json()
+
+
 def test_to_ts_and_the_method_are_one_exporter():
     design = examples.merge_gemm()
     assert design.to_ts() == to_ts(design)
@@ -48,6 +59,8 @@ def _assert_layout_matches_ts(design, ts_globals):
         tma = [m for m in g.members if m.pipeline_config.producer_kind.value == "tma"]
         want = g.merged_config.num_bytes if len(tma) == len(g.members) else sum(m.stage_bytes for m in tma)
         assert ts_globals[g.name].pipeline_config.num_bytes == want, g.name
+        if any(m.stage_bytes for m in g.members if m not in tma):  # README row 11, as a difference
+            assert ts_globals[g.name].pipeline_config.num_bytes != g.merged_config.num_bytes
     # Known difference (README): TS's SmemAllocator reserves twice a group's barrier bytes.
     alloc = ts_globals["smem_allocator"]
     grouped = sum(barrier_layout(g).num_barriers for g in design.groups) * BARRIER_BYTES
