@@ -6,6 +6,11 @@ and sums and compares raw sizes when it merges groups.  pgstudio's model counts 
 in warps (``CooperativeGroup(Agent.Warp, 4)`` is 128 threads).  This module is the one place that
 translates: a TS ``Warp`` group of ``size`` threads is a model ``Warp`` group of ``size // 32``
 warps when ``size`` is a whole number of warps, otherwise ``size`` single threads.
+
+>>> CooperativeGroup(Agent.Warp, 64).to_model("consumer_group")  # two warps, 64 arrivals
+CooperativeGroup(agent=<Agent.Warp: 'Warp'>, size=2)
+>>> CooperativeGroup(Agent.Warp, 4).to_model("consumer_group").num_threads  # TS: 4 arrivals
+4
 """
 
 from __future__ import annotations
