@@ -88,3 +88,33 @@ def test_ts_accepts_what_pgstudio_refuses_as_a_group_member_or_name():
         PipelineGroup("outer", [PipelineGroup("inner2", [_pg_resource("e"), _pg_resource("f")]), _pg_resource("h")])
     with pytest.raises(DesignError, match="group name ''"):
         PipelineGroup("", [_pg_resource("i"), _pg_resource("j")])
+
+
+def test_the_seeds_group_member_spelling_inside_a_schedule_is_pgstudios_alone():
+    """README, known differences: inside a schedule TS 4.8.1 reaches a member only as an argument
+    (``sched(ab.smem_a)``); the seed's ``group.smem_a`` on the group argument, which pgstudio.ts
+    also takes, makes TS raise AttributeError."""
+    from cutlass.experimental.task_scheduling import domain_loop, schedule
+
+    a, b = _ts_resource("smem_a"), _ts_resource("smem_b")
+    group = _ts_group("ab", [a, b])
+
+    def seed_style(g):
+        with domain_loop(0, 4, 1):
+            g.smem_a.wait()
+
+    with pytest.raises(AttributeError, match="smem_a"):
+        schedule(seed_style)(group)
+
+    one = pts.CooperativeGroup(pts.Agent.Thread, 1)
+    cfg = pts.PipelineConfig.create_tma_umma_pipeline_cfg(4, 1024, one, one)
+    mine = pts.PipelineGroup(name="ab", members=[pts.MemoryResource(name="smem_a", pipeline_config=cfg),
+                                                 pts.MemoryResource(name="smem_b", pipeline_config=cfg)],
+                             mode=PipelineGroupMode.Merge)
+
+    def seed_style_pg(g):
+        with pts.domain_loop(0, 4, 1):
+            g.smem_a.wait()
+
+    step = pts.schedule(seed_style_pg)(mine).body[0].body[0]
+    assert (step.target.name, step.op, step.via, step.group) == ("smem_a", "wait", "member", mine)
