@@ -78,12 +78,16 @@ def test_a_refused_group_claims_its_members_in_ts_but_not_in_pgstudio():
 
 
 def test_ts_accepts_what_pgstudio_refuses_as_a_group_member_or_name():
-    """README, known differences: TS accepts a group as a member and an empty name; pgstudio names
-    every element and groups resources only."""
+    """README, known differences: TS accepts a group as a member, an empty name and any mode string;
+    pgstudio names every element, knows three modes and groups resources only."""
     e, f = _ts_resource("e"), _ts_resource("f")
     inner = _ts_group("inner", [e, f])
     assert _ts_group("outer", [inner, _ts_resource("h")]).name == "outer"
     assert _ts_group("", [_ts_resource("i"), _ts_resource("j")]).name == ""
+    _, _, _, pipeline_group, _ = ts()
+    assert pipeline_group.PipelineGroup(name="z", members=[_ts_resource("k"), _ts_resource("l")], mode="Bogus")
+    with pytest.raises(DesignError, match="mode 'Bogus' is not one of Merge, Fork, FusedMerge"):
+        PipelineGroup("z", [_pg_resource("k"), _pg_resource("l")], "Bogus")
     with pytest.raises(DesignError, match="members must be a list of resource objects"):
         PipelineGroup("outer", [PipelineGroup("inner2", [_pg_resource("e"), _pg_resource("f")]), _pg_resource("h")])
     with pytest.raises(DesignError, match="group name ''"):
