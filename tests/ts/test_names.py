@@ -257,7 +257,7 @@ def test_the_task_manager_builds_the_design_and_checks_it_like_ts():
     load_steps = [str(s) for s in design.task("load").schedule.steps()]
     assert load_steps == ["smem_t.acquire()", "smem_t.load(arg0=gmem_in)", "smem_t.commit()"]
     tasks, graph = _copy_design(consumer_threads=64)  # TS checks this too: 64 != 4 warps x 32
-    with pytest.raises(DesignError, match="consumer_group has 64 threads, expected 128"):
+    with pytest.raises(DesignError, match="consumer_group is 64 threads, expected 128 threads"):
         ts.TaskManager(tasks=tasks, resource_dependency_graph=graph, verbose=False)
 
 
