@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[1]
 #: pip name -> conda-forge name where they differ; None: not on conda-forge (a binary stands in).
 CONDA_NAME = {"graphviz": "python-graphviz", "matplotlib": "matplotlib-base", "graphviz-pure": None}
 #: Extras that environment.yml mirrors (gpu is commented there: it needs a GPU machine).
-MIRRORED = ("render", "studio", "nvrtc", "cluster", "dev")
+MIRRORED = ("render", "studio", "nvrtc", "cluster", "ts", "dev")
 
 
 def _requirement(spec: str) -> tuple[str, str]:
