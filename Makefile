@@ -2,29 +2,34 @@
 PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-EXTRAS ?= dev,render,studio,nvrtc
-STAMP := $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
+EXTRAS ?= dev,render,studio,nvrtc,cluster
+# `make test` also installs NVIDIA's TS wheel (the `ts` extra, ~320 MB) for the round-trip tests;
+# `make demo` does not need it.
+TEST_EXTRAS ?= $(EXTRAS),ts
 comma := ,
+STAMP := $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
+TEST_STAMP := $(VENV)/.installed-$(subst $(comma),-,$(TEST_EXTRAS))
 
 .PHONY: demo test test-gpu lab studio notebooks bench install clean
 
-$(STAMP): pyproject.toml
+# One stamp per set of extras: .installed-dev-render-studio-nvrtc installs ".[dev,render,studio,nvrtc]".
+$(VENV)/.installed-%: pyproject.toml
 	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e ".[$(EXTRAS)]"
-	@touch $(STAMP)
+	$(BIN)/python -m pip install -q -e ".[$(subst -,$(comma),$*)]"
+	@touch $@
 
 install: $(STAMP)
 
 demo: $(STAMP)
 	$(BIN)/pgstudio demo
 
-test: $(STAMP)
+test: $(TEST_STAMP)
 	$(BIN)/python -m pytest -q
 
 # On a machine with an NVIDIA GPU: the GPU tests too (they skip elsewhere).
 test-gpu:
-	$(MAKE) EXTRAS=dev,render,studio,gpu test
+	$(MAKE) EXTRAS=dev,render,studio,gpu,cluster test
 
 # JupyterLab on the teaching notebooks (00_studio opens the studio).
 lab: $(STAMP)

@@ -53,3 +53,15 @@ class KernelHangError(PgStudioError, RuntimeError):
 
 class GpuUnavailable(PgStudioError, ImportError):
     """No usable GPU or no CuPy: pgstudio says so instead of failing deep inside."""
+
+
+class KernelFault(PgStudioError, RuntimeError):
+    """A kernel trapped (illegal address, launch failure), ran past its time limit, or took its
+    worker process down.  The worker was replaced; the caller's process and CUDA state are
+    untouched.  ``cause`` names the likely cause (``design.validate()``'s findings, the watchdog
+    record) when one is known.
+    """
+
+    def __init__(self, message: str, cause: str = "") -> None:
+        super().__init__(message if not cause else f"{message}; likely cause: {cause}")
+        self.cause = cause

@@ -20,6 +20,7 @@ from .model.design import Design
 from .model.edits import blank_design
 from .model.group import PipelineGroup
 from .model.kinds import Agent, AsyncProducerOp
+from .model.problem import gemm_problem, stream_problem
 from .model.protocol import PipelineGroupMode, is_group_op
 from .model.resource import Compute, GmemTensor, MemoryResource, TmemAccumulator
 from .model.targets import DTYPE_BYTES, SMEM_CAPACITY
@@ -93,12 +94,6 @@ def consume_store_schedule(src, output):
         src.release()
 
 
-def _stream_problem(num_elements: int, tile_bytes: int, dtype: str) -> dict:
-    tile_elems = tile_bytes // DTYPE_BYTES[dtype]
-    return {"num_elements": num_elements, "tile_elems": tile_elems,
-            "num_tiles": -(-num_elements // tile_elems), "dtype": dtype}
-
-
 def _stream_tiles(names, num_stages, tile_bytes, dtype, consumer=WARPGROUP, aliases=None):
     out = []
     for i, n in enumerate(names):
@@ -125,7 +120,7 @@ def merge_copy(num_stages: int = 4, tile_bytes: int = 8192, dtype: str = "float3
     name = "fused_merge_copy" if mode is PipelineGroupMode.FusedMerge else "merge_copy"
     return Design(name, [gmem_a, gmem_b, smem_a, smem_b, gmem_d],
                   {smem_a: [gmem_a], smem_b: [gmem_b], gmem_d: [smem_a, smem_b]}, [ab], tasks,
-                  _stream_problem(num_elements, tile_bytes, dtype))
+                  stream_problem(num_elements, tile_bytes, dtype))
 
 
 def fused_merge_copy(num_stages: int = 4, tile_bytes: int = 8192, dtype: str = "float32",
@@ -150,7 +145,7 @@ def fork_copy(num_stages: int = 4, tile_bytes: int = 8192, dtype: str = "float32
     ]
     return Design("fork_copy", [gmem_a, smem_x, smem_y, gmem_d0, gmem_d1],
                   {smem_x: [gmem_a], smem_y: [gmem_a], gmem_d0: [smem_x], gmem_d1: [smem_y]}, [xy], tasks,
-                  _stream_problem(num_elements, tile_bytes, dtype))
+                  stream_problem(num_elements, tile_bytes, dtype))
 
 
 # -- generated designs: chains of groups ----------------------------------------------------------
@@ -293,7 +288,7 @@ def chain(n_groups: int, mode: PipelineGroupMode | str = PipelineGroupMode.Merge
     deps[gmem_d] = [a, b]
     tasks.append(Task("store", n_groups, 1, [a, b], [gmem_d], chain_store_schedule(group, gmem_d)))
     return Design(f"chain_{mode.name.lower()}_{n_groups}", resources, deps, groups, tasks,
-                  _stream_problem(num_elements, tile_bytes, dtype))
+                  stream_problem(num_elements, tile_bytes, dtype))
 
 
 # -- GEMM designs -----------------------------------------------------------------------------------
@@ -367,12 +362,6 @@ def resadd_epilogue_schedule(output, group):
         group.release()
 
 
-def _gemm_problem(m: int, n: int, k: int, bm: int, bn: int, bk: int, dtype: str) -> dict:
-    tiles = -(-m // bm) * -(-n // bn)
-    return {"M": m, "N": n, "K": k, "BM": bm, "BN": bn, "BK": bk, "num_tiles": tiles,
-            "num_k_tiles": -(-k // bk), "dtype": dtype}
-
-
 def _operands(num_stages, bm, bn, bk, dtype, names=("smem_a", "smem_b"), b_async=False):
     eb = DTYPE_BYTES[dtype]
     a = MemoryResource(names[0], create_tma_umma_pipeline_cfg(num_stages=num_stages, num_bytes=bm * bk * eb),
@@ -426,7 +415,7 @@ def merge_gemm(m: int = 4096, n: int = 4096, k: int = 4096, num_stages: int = 3,
         ("_async_b" if b_producer == "async" else "")
     return Design(name, [gmem_a, gmem_b, smem_a, smem_b, tmem_c, gmem_d],
                   {smem_a: [gmem_a], smem_b: [gmem_b], tmem_c: [smem_a, smem_b], gmem_d: [tmem_c]}, [ab], tasks,
-                  _gemm_problem(m, n, k, bm, bn, bk, dtype))
+                  gemm_problem(m, n, k, bm, bn, bk, dtype))
 
 
 def fused_merge_gemm(m: int = 4096, n: int = 4096, k: int = 4096, num_stages: int = 3, bm: int = 128, bn: int = 256,
@@ -459,7 +448,7 @@ def merge_gemm_resadd(m: int = 4096, n: int = 4096, k: int = 4096, num_stages: i
     ]
     return Design("merge_gemm_resadd", [gmem_a, gmem_b, gmem_r, smem_a, smem_b, tmem_c, smem_r, gmem_d],
                   {smem_a: [gmem_a], smem_b: [gmem_b], smem_r: [gmem_r], tmem_c: [smem_a, smem_b],
-                   gmem_d: [tmem_c, smem_r]}, [ab, cr], tasks, _gemm_problem(m, n, k, bm, bn, bk, dtype))
+                   gmem_d: [tmem_c, smem_r]}, [ab, cr], tasks, gemm_problem(m, n, k, bm, bn, bk, dtype))
 
 
 @schedule
@@ -532,7 +521,7 @@ def fork_gemm_act(m: int = 4096, n: int = 4096, k: int = 4096, num_stages: int =
     ]
     return Design("fork_gemm_act", [gmem_a, gmem_b, smem_a, smem_act, smem_b, tmem_c, gmem_d0, gmem_d1],
                   {smem_a: [gmem_a], smem_act: [gmem_a], smem_b: [gmem_b], tmem_c: [smem_a, smem_b],
-                   gmem_d0: [tmem_c], gmem_d1: [smem_act]}, [fa], tasks, _gemm_problem(m, n, k, bm, bn, bk, dtype))
+                   gmem_d0: [tmem_c], gmem_d1: [smem_act]}, [fa], tasks, gemm_problem(m, n, k, bm, bn, bk, dtype))
 
 
 #: Every canonical design by name.

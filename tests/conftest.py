@@ -1,5 +1,7 @@
 """Test markers: `gpu` tests skip where no usable GPU + CuPy exists; `nvrtc` where the NVRTC
-wheels are missing (but fail when the environment variable CI is set); `browser` where Debian chromium + Playwright are missing."""
+wheels are missing, `cluster` where Ray is missing and `ts` where the TS wheel is missing (all fail
+instead when the environment variable CI is set: CI installs them); `browser` where Debian
+chromium + Playwright are missing."""
 
 from __future__ import annotations
 
@@ -30,6 +32,24 @@ def nvrtc_available() -> bool:
 
 
 @functools.lru_cache(maxsize=None)
+def ray_available() -> bool:
+    try:
+        import ray  # noqa: F401
+    except Exception:
+        return False
+    return True
+
+
+@functools.lru_cache(maxsize=None)
+def ts_available() -> bool:
+    try:
+        import cutlass.experimental.task_scheduling  # noqa: F401  (NVIDIA's TS, the `ts` extra)
+        return True
+    except Exception:
+        return False
+
+
+@functools.lru_cache(maxsize=None)
 def browser_available() -> bool:
     try:
         import playwright  # noqa: F401
@@ -41,10 +61,12 @@ def browser_available() -> bool:
 def pytest_collection_modifyitems(config, items):
     checks = {"gpu": (gpu_available, "no usable GPU / CuPy here"),
               "nvrtc": (nvrtc_available, "NVRTC wheels (cuda-bindings, nvidia-cuda-nvrtc) not installed"),
-              "browser": (browser_available, "Playwright or Debian chromium not installed")}
-    # In CI (env CI set) broken code generation must fail: nvrtc tests run even without the
-    # wheels, and fail with the error that says how to install them, instead of skipping.
-    must_run = {"nvrtc"} if os.environ.get("CI") else set()
+              "ts": (ts_available, "the TS wheel (nvidia-cutlass-dsl, pgstudio's `ts` extra) is not installed"),
+              "browser": (browser_available, "Playwright or Debian chromium not installed"),
+              "cluster": (ray_available, "Ray not installed (pip install 'pgstudio[cluster]')")}
+    # In CI (env CI set) broken code generation and a lost TS round trip must fail: nvrtc, cluster
+    # and ts tests run even without their wheels, and fail with the error that says what is missing.
+    must_run = {"nvrtc", "cluster", "ts"} if os.environ.get("CI") else set()
     for item in items:
         for marker, (available, why) in checks.items():
             if marker in item.keywords and marker not in must_run and not available():

@@ -41,6 +41,8 @@ SIBLINGS = ({"render", "codegen"}, {"studio", "ts"})
 ALLOWED: dict[tuple[str, str], str] = {
     ("pgstudio.model.design", "pgstudio.analysis.validate"):
         "Design.validate(), the seed's API: the method's body delegates to the rule table",
+    ("pgstudio.model.design", "pgstudio.ts._export"):
+        "Design.to_ts(), issue 16's API: the method's body delegates to the TS exporter",
 }
 
 HEAVY = {"graphviz": "render", "matplotlib": "render", "plotly": "render", "cupy": "runtime", "ipywidgets": "studio", "ray": "runtime"}

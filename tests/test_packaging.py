@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[1]
 #: pip name -> conda-forge name where they differ; None: not on conda-forge (a binary stands in).
 CONDA_NAME = {"graphviz": "python-graphviz", "matplotlib": "matplotlib-base", "graphviz-pure": None}
 #: Extras that environment.yml mirrors (gpu is commented there: it needs a GPU machine).
-MIRRORED = ("render", "studio", "nvrtc", "dev")
+MIRRORED = ("render", "studio", "nvrtc", "cluster", "ts", "dev")
 
 
 def _requirement(spec: str) -> tuple[str, str]:
@@ -36,16 +36,17 @@ def test_environment_yml_mirrors_pyproject_extras():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     env = _environment()
     missing = []
-    for extra in MIRRORED:
-        for spec in project["optional-dependencies"][extra]:
-            name, bound = _requirement(spec)
-            if name == "pgstudio":
-                continue
-            conda = CONDA_NAME.get(name, name)
-            if conda is None:
-                continue
-            if conda not in env or env[conda] != bound:
-                missing.append(f"{extra}: {name}{bound} (environment.yml has {conda}{env.get(conda, ' nothing')})")
+    wanted = [("dependencies", spec) for spec in project["dependencies"]]
+    wanted += [(extra, spec) for extra in MIRRORED for spec in project["optional-dependencies"][extra]]
+    for extra, spec in wanted:
+        name, bound = _requirement(spec)
+        if name == "pgstudio":
+            continue
+        conda = CONDA_NAME.get(name, name)
+        if conda is None:
+            continue
+        if conda not in env or env[conda] != bound:
+            missing.append(f"{extra}: {name}{bound} (environment.yml has {conda}{env.get(conda, ' nothing')})")
     assert not missing, "environment.yml does not mirror pyproject.toml:\n" + "\n".join(missing)
     assert "graphviz" in env, "environment.yml must bring the graphviz binary (dot)"
 
@@ -56,6 +57,13 @@ def test_readme_opens_with_the_two_setup_commands():
     commands = [line.split("#")[0].strip() for line in first_block.splitlines() if line.strip()]
     assert commands == ["make demo", "make test"]
     assert text.index("make demo") < text.index("## ")
+
+
+def test_ci_installs_the_cluster_extra():
+    """The Ray executor's tests run in CI (they fail there instead of skipping when Ray is missing)."""
+    makefile = (ROOT / "Makefile").read_text()
+    extras = re.search(r"^EXTRAS \?= (.*)$", makefile, re.M).group(1).split(",")
+    assert "cluster" in extras and "nvrtc" in extras
 
 
 def test_ci_runs_the_readme_test_command():

@@ -5,7 +5,7 @@ barrier storage instead (``add_pipeline_group``)."""
 from __future__ import annotations
 
 from ..errors import DesignError
-from ..model.group import PipelineGroup
+from ..model.group import PipelineGroup, owner_of
 from ..model.resource import Memory, Resource
 from ..model.targets import SMEM_CAPACITY
 from .layout import BARRIER_BYTES, DATA_ALIGN, BarrierLayout, _align, barrier_layout
@@ -62,8 +62,7 @@ class SmemAllocator:
         cfg = resource.pipeline_config
         nbytes = cfg.num_bytes * cfg.num_stages if cfg and resource.memory is Memory.SMEM else 0
         if grouped is None:
-            from ..model.group import _CLAIMS
-            grouped = _CLAIMS.get(id(resource)) is not None
+            grouped = owner_of(resource) is not None
         barrier_bytes = barrier_layout(resource).num_bytes if cfg is not None and not grouped else 0
         root = self.data.get(resource.aliases) if resource.aliases else None
         if root is not None:

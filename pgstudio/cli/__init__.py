@@ -14,11 +14,12 @@ import sys
 from types import ModuleType
 
 from ..errors import PgStudioError
-from . import bench, check, compile, demo, emit, example, lab, render, sweep, trace
+from . import bench, check, compile, demo, emit, example, export_ts, import_ts, lab, render, sweep, trace
 from ._common import load_design
 
 #: Every command, in the order ``pgstudio --help`` lists them.
-COMMANDS: tuple[ModuleType, ...] = (demo, check, example, render, emit, compile, bench, sweep, trace, lab)
+COMMANDS: tuple[ModuleType, ...] = (demo, check, example, render, emit, compile, bench, sweep, trace, lab,
+                                    import_ts, export_ts)
 
 
 def build_parser() -> argparse.ArgumentParser:

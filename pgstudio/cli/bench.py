@@ -1,6 +1,7 @@
 """``pgstudio bench design.json``: verify and time a design against its ungrouped twin, CuPy and a device copy.
 
-Where CuPy or a GPU is missing the command says so in one line (``GpuUnavailable``).
+Where CuPy or a GPU is missing the command says so in one line (``GpuUnavailable``).  The kernels
+run in a GPU worker process (``--executor inline``: in this one, for debugging).
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ import argparse
 
 from ..runtime._cupy import require_gpu
 from ..runtime.bench import benchmark
+from ..runtime.executor import NAMES
 from ._common import design_argument, load_design
 
 NAME = "bench"
@@ -21,11 +23,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--rounds", type=int, default=30, help="interleaved timed runs of every variant")
     p.add_argument("--budget-ms", type=float, default=1000.0, help="watchdog budget of every barrier wait")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--executor", choices=NAMES, help="where the kernels run: a GPU worker process (embedded, the "
+                   "default), this process (inline, for debugging) or Ray")
 
 
 def run(args: argparse.Namespace) -> int:
     design = load_design(args.design)
     require_gpu()  # one clear line when there is no CuPy or no GPU
-    table = benchmark(design, n=args.n, rounds=args.rounds, budget_ms=args.budget_ms, progress=not args.quiet)
+    table = benchmark(design, n=args.n, rounds=args.rounds, budget_ms=args.budget_ms, progress=not args.quiet,
+                      executor=args.executor)
     print(table)
     return 0

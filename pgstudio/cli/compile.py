@@ -27,10 +27,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     design = load_design(args.design)
     lines = []
-    with Progress(len(args.arch), not args.quiet, "compile") as bar:
+    with Progress(len(args.arch), "compile", "target", enabled=not args.quiet) as bar:
         for arch in args.arch:
             cub = compile_cubin(emit(design, arch=arch, validate=not args.no_validate))
             lines.append(f"{design.name}: {arch} cubin, {len(cub):,} B, {cub.seconds * 1e3:.0f} ms (NVRTC, no GPU needed)")
-            bar.step(arch)
+            bar.update(1, arch)
     print("\n".join(lines))
     return 0

@@ -1,41 +1,54 @@
 """``pgstudio sweep design.json``: the design space of one design.
 
-Lists every (grouping, stages, bytes per stage) variant, the invalid ones with their diagnostics,
-and on a GPU verifies and times the valid ones and names the best (``--png`` saves the heatmap).
+Compiles every variant (stages x tile x grouping; bytes per stage for streaming designs,
+BMxBNxBK shapes for GEMM designs) in worker processes, lists the invalid ones with their
+diagnostics, and on a GPU verifies and times the valid ones and names the best.  Results are
+appended to a JSON-lines file as they come, so a second run resumes; ``--ray`` runs the same
+sweep on a Ray cluster.  The work is ``runtime.sweep.run_sweep_cli``.
 """
 
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
-from ..render import to_png
-from ..render.sweep import sweep_figure
-from ..runtime.sweep import DEFAULT_GROUPINGS, GROUPINGS, sweep
+from ..runtime.executor import NAMES
+from ..runtime.sweep import GROUPINGS, ROUNDS, run_sweep_cli
 from ._common import design_argument, load_design
 
 NAME = "sweep"
-HELP = "compile, verify and time every stages x bytes x grouping variant of a design (GPU)"
+HELP = "compile every stages x tile x grouping variant of a design; on a GPU verify and time them"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     design_argument(p)
-    p.add_argument("--stages", type=int, nargs="+", default=[2, 4, 6, 8], help="stage counts to try")
-    p.add_argument("--tiles", type=int, nargs="+", default=[1024, 2048, 4096, 8192], help="bytes per stage to try")
-    p.add_argument("--grouping", nargs="+", default=list(DEFAULT_GROUPINGS), choices=GROUPINGS,
-                   help="groupings to try (a mode equal to the design's own is the designed variant)")
-    p.add_argument("--n", type=int, help="elements per tensor (default: the design's num_elements)")
-    p.add_argument("--rounds", type=int, default=10, help="interleaved timed runs of every variant")
-    p.add_argument("--png", help="save the heatmap here (needs matplotlib)")
+    p.add_argument("--stages", type=int, nargs="+", help="stage counts to try (default: 2 4 6 8 for streaming "
+                   "designs, 2..8 up to what shared memory holds for GEMM designs)")
+    p.add_argument("--tiles", nargs="+", help="bytes per stage (streaming: 1024 2048 ...) or BMxBNxBK tile shapes "
+                   "(GEMM: 128x256x64 ...); default: the design's")
+    p.add_argument("--grouping", nargs="+", choices=GROUPINGS,
+                   help="groupings to try (default: designed, ungrouped and the other Merge-family mode)")
+    p.add_argument("--warps", type=int, nargs="+", help="warps of each consumer task (streaming designs)")
+    p.add_argument("--options", nargs="+", help="code options to try, e.g. default store=cs (streaming designs)")
+    p.add_argument("--n", type=int, help="elements per tensor (streaming; default: the design's num_elements)")
+    p.add_argument("--rounds", type=int, default=ROUNDS, help="timed runs of every variant (their median is shown)")
+    p.add_argument("--compile-only", action="store_true", help="compile every variant, time none (even on a GPU)")
+    p.add_argument("--results", help="JSON-lines results file to append to and resume from "
+                   "(default: DESIGN.sweep.jsonl beside the design file)")
+    p.add_argument("--fresh", action="store_true", help="start the results file over instead of resuming it")
+    p.add_argument("--no-results", action="store_true", help="keep results in memory only")
+    p.add_argument("--executor", choices=NAMES, help="where to run: worker processes (embedded, the default), "
+                   "this process (inline, for debugging) or Ray")
+    p.add_argument("--workers", type=int, help="compile workers of the embedded executor (default: one per core)")
+    p.add_argument("--ray", metavar="ADDRESS", help="run on Ray: 'auto' (a running cluster), 'local' (start one "
+                   "here) or a cluster address; needs pip install 'pgstudio[cluster]'")
+    p.add_argument("--png", help="save the heatmap here")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
 def run(args: argparse.Namespace) -> int:
     design = load_design(args.design)
-    table = sweep(design, args.stages, args.tiles, args.grouping, n=args.n, rounds=args.rounds,
-                  progress=not args.quiet)
-    print(table)
-    if args.png and table.timed:
-        Path(args.png).write_bytes(to_png(sweep_figure(table)))
-        print(f"wrote {args.png}")
-    return 0 if table.timed or not any(r.status == "not run" for r in table.rows) else 3
+    return run_sweep_cli(design, args.design, stages=args.stages, tiles=args.tiles, grouping=args.grouping,
+                         warps=args.warps, options=args.options, n=args.n, rounds=args.rounds,
+                         executor=args.executor or ("embedded" if args.workers else None), ray=args.ray,
+                         workers=args.workers, results=args.results, fresh=args.fresh, no_results=args.no_results,
+                         compile_only=args.compile_only, png=args.png, quiet=args.quiet)

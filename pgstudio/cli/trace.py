@@ -16,6 +16,7 @@ from ..errors import GpuUnavailable, PgStudioError
 from ..render import to_png
 from ..render.timeline import timeline_figure
 from ..runtime._cupy import require_gpu
+from ..runtime.executor import NAMES
 from ..runtime.trace import chrome_trace, trace
 from ._common import design_argument, load_design
 
@@ -33,6 +34,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--capacity", type=int, default=512, help="step records kept per task lane")
     p.add_argument("--n", type=int, help="elements per tensor (default: the design's num_elements)")
     p.add_argument("--blocks-per-sm", type=int, help="blocks per SM (default: as many as fit)")
+    p.add_argument("--executor", choices=NAMES, help="where the kernel runs: a GPU worker process (embedded, the "
+                   "default), this process (inline, for debugging) or Ray")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -49,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
             raise GpuUnavailable(f"{why}; the simulator's timeline needs no GPU: "
                                  f"pgstudio trace {args.design} --simulate --out {args.out}") from None
         tr = trace(design, n=args.n, instrument=Instrument(args.blocks, args.capacity),
-                   blocks_per_sm=args.blocks_per_sm)
+                   blocks_per_sm=args.blocks_per_sm, executor=args.executor)
         problems = tr.problems()
         if problems:
             raise PgStudioError("stamps out of order: " + "; ".join(problems[:3]))

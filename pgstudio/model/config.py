@@ -10,7 +10,7 @@ can hold a wrong config and ``Design.validate()`` can report it with everything 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterator
+from typing import Callable, ClassVar, Iterator
 
 from ..errors import DesignError
 from .diagnostic import Diagnostic, error, raise_first
@@ -109,6 +109,15 @@ class PipelineConfig:
     def arrive_count(self, side: str) -> int:
         """Arrivals per phase on this side's barrier: its group's thread count."""
         return self.group(side).num_threads
+
+    # TS spells the factories as static methods: ``PipelineConfig.create_tma_umma_pipeline_cfg(...)``.
+    # They are the module-level functions below (assigned after them), so both spellings are one rule.
+    create_async_async_pipeline_cfg: ClassVar[Callable[..., "PipelineConfig"]]
+    create_tma_async_pipeline_cfg: ClassVar[Callable[..., "PipelineConfig"]]
+    create_tma_umma_pipeline_cfg: ClassVar[Callable[..., "PipelineConfig"]]
+    create_umma_async_pipeline_cfg: ClassVar[Callable[..., "PipelineConfig"]]
+    create_async_umma_pipeline_cfg: ClassVar[Callable[..., "PipelineConfig"]]
+    create_umma_umma_pipeline_cfg: ClassVar[Callable[..., "PipelineConfig"]]
 
 
 def check_config(cfg: PipelineConfig, owner: str = "config") -> Iterator[Diagnostic]:
@@ -213,3 +222,7 @@ FACTORIES = {
     PipelineType.AsyncUmma: create_async_umma_pipeline_cfg,
     PipelineType.UmmaUmma: create_umma_umma_pipeline_cfg,
 }
+
+for _factory in FACTORIES.values():
+    setattr(PipelineConfig, _factory.__name__, staticmethod(_factory))
+del _factory

@@ -124,6 +124,11 @@ class Design:
     def to_json(self, indent: int | None = 2) -> str:
         return design_to_json(self, indent=indent)
 
+    def to_ts(self) -> str:
+        """This design as a readable CUTLASS Task Scheduling script that TS accepts (``pgstudio.ts``)."""
+        from ..ts._export import to_ts
+        return to_ts(self)
+
     @classmethod
     def from_json(cls, text: str | bytes) -> "Design":
         return design_from_json(text, cls)

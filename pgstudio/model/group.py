@@ -8,7 +8,6 @@ steps and the group object only for its collapsed stage.
 
 from __future__ import annotations
 
-import weakref
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -45,9 +44,16 @@ class GroupConfig:
         return f"Mixed{kind}" if self.collapsed_side is Side.CONSUMER else f"{kind}Mixed"
 
 
-# Which group claims a member, keyed by the member object's identity: a resource may be in one
-# group at a time (rule 1).  Weak values: a group that is garbage releases its members.
-_CLAIMS: "weakref.WeakValueDictionary[int, PipelineGroup]" = weakref.WeakValueDictionary()
+#: The attribute a checked group writes on each member object: the group that owns it, as TS
+#: records ``member.pipeline_group``.  It lives on the object itself (never in a registry keyed by
+#: ``id()``, which Python reuses), and it is a strong reference, so a resource object belongs to one
+#: group while either of them lives.  Copies and pickles of a resource are new objects: unclaimed.
+OWNER_ATTR = "_pgstudio_group"
+
+
+def owner_of(resource: object) -> "PipelineGroup | None":
+    """The live group that claimed this resource object at construction, or None."""
+    return getattr(resource, "__dict__", {}).get(OWNER_ATTR)
 
 
 @dataclass(frozen=True)
@@ -85,14 +91,18 @@ class PipelineGroup(SyncSteps):
         object.__setattr__(self, "pipeline_config", pipeline_config)
         if _check:
             for m in self.members:
-                other = _CLAIMS.get(id(m))
-                if other is not None and other.name != name:
+                other = owner_of(m)
+                if other is not None:
+                    same = " (a group of the same name is still another group)" if other.name == name else ""
                     raise DesignError(
-                        f"resource {m.name!r} is already in group {other.name!r}; a resource can be in one group",
-                        code="group.membership", hint=f"remove {m.name!r} from {other.name!r} first")
+                        f"resource {m.name!r} is already in group {other.name!r}{same}; a resource object belongs "
+                        f"to one group while either of them lives",
+                        code="group.membership",
+                        hint=f"call {other.name}.release_members() first, or group a new resource object")
             raise_first(check_group(name, self.members, self.mode, pipeline_config), DesignError)
+            # Claim only once every rule passed: a refused group leaves its members free.
             for m in self.members:
-                _CLAIMS[id(m)] = self
+                object.__setattr__(m, OWNER_ATTR, self)
 
     @classmethod
     def unchecked(cls, name: str, members: Sequence[Resource], mode: PipelineGroupMode = PipelineGroupMode.Merge,
@@ -103,8 +113,8 @@ class PipelineGroup(SyncSteps):
     def release_members(self) -> None:
         """Forget this group's claim on its members so they can join another group."""
         for m in self.members:
-            if _CLAIMS.get(id(m)) is self:
-                del _CLAIMS[id(m)]
+            if owner_of(m) is self:
+                del m.__dict__[OWNER_ATTR]
 
     # -- derived ----------------------------------------------------------------------------
     @property

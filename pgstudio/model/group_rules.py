@@ -164,6 +164,9 @@ def _check_explicit(name: str, members: Sequence[Resource], mode, cfg: PipelineC
         "num_bytes": cfg.num_bytes,
         f"{side}_group threads": cfg.arrive_count(side),
     }
+    types = {m.pipeline_config.pipeline_type for m in members}
+    if len(types) == 1:  # members of one type derive exactly that type (TS checks it too)
+        want["pipeline_type"], got["pipeline_type"] = first.pipeline_type.value, cfg.pipeline_type.value
     for key, value in want.items():
         if got[key] != value:
             yield error("group.explicit_config",

@@ -70,6 +70,11 @@ class Resource(WorkSteps):
         check_name(self.name, f"{self.memory} resource")
         object.__setattr__(self, "tile", tuple(self.tile))
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Copies and pickles carry the fields only: a group's claim on this object (``group.py``)
+        stays with the object, so a copy is a new, unclaimed resource."""
+        return {k: v for k, v in self.__dict__.items() if not k.startswith("_pgstudio_")}
+
     @property
     def pipelined(self) -> bool:
         return self.pipeline_config is not None

@@ -72,7 +72,7 @@ class Task:
         # A schedule captured elsewhere (a file, the studio, ungrouped()) has no live groups to
         # check against here; Design.validate() checks it with the design's groups.
         if _check and captured is not None and not isinstance(schedule, CapturedSchedule):
-            from .group import _CLAIMS
+            from .group import owner_of
 
             objects = {_name(r): r for r in (*src_resources, *dst_resources) if not isinstance(r, str)}
             objects.update(resources)
@@ -82,7 +82,7 @@ class Task:
                     if res in g.member_names:
                         return g
                 obj = objects.get(res)
-                return _CLAIMS.get(id(obj)) if obj is not None else None
+                return owner_of(obj) if obj is not None else None
 
             def pipelined(res: str) -> bool | None:
                 obj = objects.get(res)
@@ -122,14 +122,14 @@ class Task:
 
 
 def _bind_by_name(sched: Schedule, resources: Sequence[Any]) -> BoundSchedule:
-    from .group import _CLAIMS
+    from .group import owner_of
 
     pool: dict[str, Any] = {}
     for r in resources:
         if isinstance(r, str):
             continue
         pool[r.name] = r
-        grp = _CLAIMS.get(id(r))
+        grp = owner_of(r)
         if grp is not None:
             pool[grp.name] = grp
     missing = [p for p in sched.parameters() if p not in pool]

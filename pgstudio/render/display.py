@@ -204,18 +204,34 @@ def rows_bundle(result: Any) -> dict[str, str]:
     return {"text/plain": str(result), "text/html": f"<table>{body}</table>"}
 
 
+def sweep_html(table: Any) -> str:
+    """A sweep as a real HTML table; invalid and failed variants with their reasons, the best in bold."""
+    best = table.best
+    head = "".join(f"<th>{escape(h)}</th>" for h in (*table.columns(), "why"))
+    body = []
+    for r in table.rows:
+        colour = {"ok": "#1e8449", "invalid": "#c0392b", "failed": "#c0392b"}.get(r.status, "#7f8c8d")
+        bold = ";font-weight:bold" if best is not None and r is best else ""
+        cells = "".join(f"<td>{escape(c)}</td>" for c in table.cells(r, best))
+        why = escape(r.message) if r.status != "ok" else ""
+        body.append(f"<tr style='color:{colour}{bold}'>{cells}<td style='text-align:left'>{why}</td></tr>")
+    return (f"<table class='pg-table pg-sweep-table'><thead><tr>{head}</tr></thead>"
+            f"<tbody>{''.join(body)}</tbody></table>")
+
+
 def sweep_bundle(table: Any) -> dict[str, str]:
-    """A sweep: the best variant, its heatmap, the table folded away (the table alone when nothing ran)."""
+    """A sweep: what ran and the best variant, its heatmap (rates, or shared memory per block
+    when nothing was timed), and the whole table with every reason."""
     def picture() -> str:
         from .sweep import sweep_svg
         return sweep_svg(table)
 
-    best = table.best
-    if best is None:  # nothing to draw: the table (with the diagnostics) is the content
-        return _bundle(table.table(), f"<b>sweep of {escape(table.design)}: nothing timed</b>{_pre(table.table())}",
-                       None)
-    head = f"<b>sweep of {escape(table.design)}: best {escape(best.label)} ({best.gbps:,.0f} GB/s)</b>"
-    return _bundle(table.table(), head, picture, _pre(table.table()), "sweep table")
+    skipped = table.extra.get("skipped", "") if isinstance(getattr(table, "extra", None), dict) else ""
+    head = (f"<b>{escape(table.summary())}</b>" + (f"<div>{escape(skipped)}</div>" if skipped else "")
+            + f"<div><b>{escape(table.verdict())}</b></div>")
+    bundle = _bundle(table.table(), head, picture if table.rows else None)
+    bundle["text/html"] = bundle["text/html"][:-len("</div>")] + sweep_html(table) + "</div>"
+    return bundle
 
 
 def trace_bundle(trace: Any) -> dict[str, str]:
@@ -236,7 +252,7 @@ DISPLAYS: dict[tuple[str, str], Callable[[Any], dict[str, str]]] = {
     ("pgstudio.codegen.source", "KernelSource"): source_bundle,
     ("pgstudio.runtime.bench", "BenchTable"): bench_bundle,
     ("pgstudio.runtime.run", "RunResult"): rows_bundle,
-    ("pgstudio.runtime.sweep", "SweepTable"): sweep_bundle,
+    ("pgstudio.runtime.sweep_table", "SweepTable"): sweep_bundle,
     ("pgstudio.runtime.trace", "Trace"): trace_bundle,
 }
 
@@ -264,5 +280,5 @@ def register(shell: Any) -> None:
 
 
 __all__ = ["DISPLAYS", "bench_bundle", "bundle", "design_bundle", "inline_svg", "layout_bundle", "register",
-           "report_bundle", "report_html", "rows_bundle", "source_bundle", "sweep_bundle", "timeline_bundle",
-           "trace_bundle", "verdict_bundle", "verdict_html", "view_of"]
+           "report_bundle", "report_html", "rows_bundle", "source_bundle", "sweep_bundle", "sweep_html",
+           "timeline_bundle", "trace_bundle", "verdict_bundle", "verdict_html", "view_of"]

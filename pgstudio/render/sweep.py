@@ -1,14 +1,17 @@
-"""A sweep (``runtime.sweep.SweepTable``) as a picture: a heatmap per grouping, or bars.
+"""A sweep (``runtime.sweep_table.SweepTable``) as a picture: a heatmap per grouping, or bars.
 
-* ``heatmap``: one panel per grouping, stage count down, bytes per stage across; a cell's colour
-  is its bandwidth (GB/s, one scale for every panel) and it is labelled with it; the best
-  variant has a thick outline; an invalid variant is a hatched grey cell marked "invalid", a
-  failed one "failed", one not run "-".
+* ``heatmap``: one panel per grouping (and warps / options, where those vary), stage count
+  down, tile across (bytes per stage, or BMxBNxBK); a cell's colour is its rate (the table's
+  unit: GB/s for streaming, TFLOP/s for GEMM, one scale for every panel) and it is labelled
+  with it; the best variant has a thick outline; an invalid variant is a hatched grey cell
+  marked "invalid", a failed one "failed", one not run "-".  A sweep that compiled without
+  timing (no GPU) colours its compiled cells by shared memory per block (KiB) instead.
 * ``bars``: every timed variant as a horizontal bar of its median time, fastest on top,
   coloured by grouping, the best one named.
 
-Works from any object with the table's fields (``rows`` of grouping, num_stages, tile_bytes,
-status, median_ms, gbps), so it needs nothing from the runtime.
+Works from any object with the table's fields (``rows`` with grouping, num_stages, tile,
+status, median_ms, rate, smem_bytes, label; ``unit``, ``problem``, ``best``), so it needs
+nothing from the runtime.
 """
 
 from __future__ import annotations
@@ -21,46 +24,70 @@ KINDS = ("heatmap", "bars")
 _GROUP_COLOURS = ("#1F6FB4", "#D35400", "#3C8D40", "#7D3C98", "#B9770E")
 
 
+def _fmt(table: Any, value: float) -> str:
+    return f"{value:,.0f}" if table.unit == "GB/s" else f"{value:,.1f}"
+
+
 def _title(fig: Any, table: Any, text: str) -> None:
     h = fig.get_figheight()
     fig.text(0.01, 1 - 0.06 / h, f"{table.design}: {text}", ha="left", va="top", fontsize=11, fontweight="bold",
              color=style.INK)
     best = table.best
-    sub = (f"{table.n:,} {table.dtype} elements; best {best.label}: {best.median_ms * 1e3:.1f} µs, "
-           f"{best.gbps:,.0f} GB/s" if best else f"{table.n:,} {table.dtype} elements; nothing was timed")
+    sub = (f"{table.problem}; best {best.label}: {best.median_ms * 1e3:.1f} µs, {_fmt(table, best.rate)} {table.unit}"
+           if best else f"{table.problem}; nothing was timed")
     fig.text(0.01, 1 - 0.3 / h, sub, ha="left", va="top", fontsize=8, color=style.MUTED)
+
+
+def _panel(r: Any) -> str:
+    """The heatmap panel of a row: its grouping, and its warps / options where given."""
+    parts = [r.grouping]
+    if getattr(r, "warps", None) is not None:
+        parts.append(f"{r.warps} warps")
+    if getattr(r, "options", ()):
+        parts.append(",".join(f"{k}={v}" for k, v in r.options))
+    return " ".join(parts)
+
+
+def _tile_label(tile: tuple) -> str:
+    return style.fmt_bytes(tile[0]) if len(tile) == 1 else "x".join(map(str, tile))
 
 
 def _heatmap(table: Any) -> Any:
     from matplotlib import cm, colormaps, colors
 
-    groupings = list(dict.fromkeys(r.grouping for r in table.rows))
+    panels = list(dict.fromkeys(_panel(r) for r in table.rows))
     stages = sorted({r.num_stages for r in table.rows})
-    tiles = sorted({r.tile_bytes for r in table.rows})
-    timed = [r.gbps for r in table.rows if r.status == "ok"]
-    lo, hi = (min(timed), max(timed)) if timed else (0.0, 1.0)
+    tiles = sorted({tuple(r.tile) for r in table.rows})
+    timed = [r.rate for r in table.rows if r.status == "ok"]
+    by_smem = not timed  # compiled only: colour by shared memory per block
+    values = timed or [r.smem_bytes / 1024 for r in table.rows if r.status == "compiled" and r.smem_bytes]
+    lo, hi = (min(values), max(values)) if values else (0.0, 1.0)
     norm = colors.Normalize(vmin=lo * 0.98, vmax=hi if hi > lo else lo + 1.0)
     cmap = colormaps["viridis"]
-    panel_w = max(2.4, 0.85 * len(tiles) + 0.9)
-    width = min(max(panel_w * len(groupings) + 1.2, 6.0), 22.0)
-    height = 1.5 + 0.42 * len(stages)
+    panel_w = max(2.4, (0.85 if all(len(t) == 1 for t in tiles) else 1.15) * len(tiles) + 0.9)
+    width = min(max(panel_w * len(panels) + 1.2, 6.0), 24.0)
+    shapes = any(len(t) > 1 for t in tiles)  # BMxBNxBK labels are slanted: more room below
+    bottom = 0.85 if shapes else 0.55
+    height = 1.5 + 0.42 * len(stages) + (bottom - 0.55)
     fig = _figure.new_figure(width, height)
     best = table.best
-    n = len(groupings)
+    n = len(panels)
     left, right, gap = 0.07, 0.9, 0.03
     w = (right - left - gap * (n - 1)) / max(n, 1)
-    for i, g in enumerate(groupings):
-        ax = fig.add_axes((left + i * (w + gap), 0.55 / height, w, 1 - 1.3 / height))
+    for i, g in enumerate(panels):
+        ax = fig.add_axes((left + i * (w + gap), bottom / height, w, 1 - (bottom + 0.75) / height))
         ax.set_xlim(-0.5, len(tiles) - 0.5)
         ax.set_ylim(len(stages) - 0.5, -0.5)
-        for r in (r for r in table.rows if r.grouping == g):
-            x, y = tiles.index(r.tile_bytes), stages.index(r.num_stages)
-            if r.status == "ok":
-                face = cmap(norm(r.gbps))
+        for r in (r for r in table.rows if _panel(r) == g):
+            x, y = tiles.index(tuple(r.tile)), stages.index(r.num_stages)
+            shown = r.status == "ok" or (by_smem and r.status == "compiled" and r.smem_bytes)
+            if shown:
+                value = r.rate if r.status == "ok" else r.smem_bytes / 1024
+                face = cmap(norm(value))
                 ax.add_patch(_rect(x, y, face, "white"))
                 dark = sum(face[:3]) / 3 < 0.5
-                ax.text(x, y, f"{r.gbps:,.0f}", ha="center", va="center", fontsize=7.5,
-                        color="white" if dark else style.INK)
+                ax.text(x, y, _fmt(table, value) if r.status == "ok" else f"{value:.1f}", ha="center", va="center",
+                        fontsize=7.5, color="white" if dark else style.INK)
                 if best is not None and r is best:
                     ax.add_patch(_rect(x, y, "none", style.SEVERITY["error"], lw=2.5))
             else:
@@ -68,20 +95,22 @@ def _heatmap(table: Any) -> Any:
                 label = {"invalid": "invalid", "failed": "failed"}.get(r.status, "-")
                 ax.text(x, y, label, ha="center", va="center", fontsize=7, color=style.MUTED)
         ax.set_xticks(range(len(tiles)))
-        ax.set_xticklabels([style.fmt_bytes(t) for t in tiles], fontsize=7)
+        ax.set_xticklabels([_tile_label(t) for t in tiles], fontsize=7, rotation=30 if shapes else 0)
         ax.set_yticks(range(len(stages)))
         ax.set_yticklabels([str(s) for s in stages] if i == 0 else [], fontsize=7.5)
         ax.tick_params(length=0)
         for side in ax.spines.values():
             side.set_visible(False)
         ax.set_title(g, fontsize=9, color=style.INK)
-        ax.set_xlabel("bytes per stage", fontsize=7.5, color=style.MUTED)
+        ax.set_xlabel("tile BMxBNxBK" if shapes else "bytes per stage", fontsize=7.5, color=style.MUTED)
         if i == 0:
             ax.set_ylabel("stages", fontsize=7.5, color=style.MUTED)
-    cax = fig.add_axes((right + 0.02, 0.55 / height, 0.015, 1 - 1.3 / height))
-    fig.colorbar(cm.ScalarMappable(norm=norm, cmap=cmap), cax=cax).set_label("GB/s", fontsize=7.5)
+    cax = fig.add_axes((right + 0.02, bottom / height, 0.015, 1 - (bottom + 0.75) / height))
+    unit = "KiB" if by_smem else table.unit
+    fig.colorbar(cm.ScalarMappable(norm=norm, cmap=cmap), cax=cax).set_label(unit, fontsize=7.5)
     cax.tick_params(labelsize=7)
-    _title(fig, table, "bandwidth per variant (red outline: best)")
+    _title(fig, table, "shared memory per block (KiB) of every compiled variant; nothing was timed" if by_smem
+           else f"{'bandwidth' if table.unit == 'GB/s' else 'throughput'} per variant (red outline: best)")
     return fig
 
 
@@ -99,7 +128,8 @@ def _bars(table: Any) -> Any:
     ax = fig.add_axes((0.24, 0.7 / height, 0.72, 1 - 1.5 / height))
     for i, r in enumerate(rows):
         ax.barh(i, r.median_ms * 1e3, color=colour[r.grouping], height=0.7)
-        ax.text(r.median_ms * 1e3, i, f" {r.gbps:,.0f} GB/s", va="center", fontsize=6.5, color=style.MUTED)
+        ax.text(r.median_ms * 1e3, i, f" {_fmt(table, r.rate)} {table.unit}", va="center", fontsize=6.5,
+                color=style.MUTED)
     ax.set_yticks(range(len(rows)))
     ax.set_yticklabels([r.label for r in rows], fontsize=7)
     ax.set_ylim(len(rows) - 0.5, -0.5)

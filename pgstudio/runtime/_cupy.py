@@ -42,6 +42,14 @@ def _gpu_count() -> tuple[int, str]:
         return 0, str(exc).strip() or type(exc).__name__
 
 
+def gpu_count() -> int:
+    """GPUs CuPy sees in this process (0 without CuPy, a driver or a device)."""
+    try:
+        return _gpu_count()[0]
+    except GpuUnavailable:
+        return 0
+
+
 def gpu_available() -> bool:
     """True when CuPy imports and sees at least one GPU."""
     try:
@@ -64,3 +72,16 @@ def sm_count() -> int:
     dev = cp.cuda.Device()
     n = dev.attributes.get("MultiProcessorCount")
     return int(n) if n else int(cp.cuda.runtime.getDeviceProperties(dev.id)["multiProcessorCount"])
+
+
+def context_usable() -> bool:
+    """Can this process still use its GPU?  A trap or an illegal address leaves a sticky error
+    in the CUDA context, and every later call fails; a worker in that state must be replaced."""
+    try:
+        cp = cupy()
+        cp.cuda.runtime.deviceSynchronize()
+        probe = cp.zeros(1, dtype=cp.int32)
+        probe += 1
+        return int(probe.get()[0]) == 1
+    except Exception:  # noqa: BLE001 - any failure here means the context is gone
+        return False

@@ -5,7 +5,8 @@ every variant alike): the design's kernel, ``ungrouped(design)``'s kernel, CuPy'
 the same computation (an ``ElementwiseKernel`` built from the design's expressions and, where the
 computation is one ufunc such as ``a + b``, that ufunc) and a device-to-device copy of one
 operand, the bandwidth ceiling.  Every variant that computes is verified before it is timed.
-The result is a table of medians and ratios that displays in a notebook.
+The result is a table of medians and ratios that displays in a notebook.  All of it happens in
+a GPU worker process (``runtime.isolated``), so a kernel that traps costs that worker only.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from ..model.design import Design
 from ..model.resource import Memory
 from ..model.ungroup import ungrouped
 from ._cupy import cupy, require_gpu
+from .executor import get_executor
+from .isolated import on_gpu
 from .progress import Progress
 from .run import BUDGET_MS, Launcher, Workload, emit_cached
 
@@ -91,15 +94,6 @@ class BenchTable:
     def __str__(self) -> str:
         return self.table()
 
-class _Progress(Progress):
-    """The benchmark's progress: tqdm's bar with an ETA (``runtime.progress``).  ``progress`` is
-    True / False (draw on stderr or not) or a callable that gets each ``Step`` (the studio)."""
-
-    def __init__(self, total: int, progress: Any) -> None:
-        hook = progress if callable(progress) else None
-        super().__init__(total, bool(progress) and hook is None, "timing", on_step=hook)
-
-
 def _flat_c(design: Design, name: str, dt, names: Mapping[str, str]) -> str:
     """C float expression of ``name`` over the input tensors (copies and stages substituted)."""
     r = design.resource(name)
@@ -167,7 +161,8 @@ def kernel_variant(design: Design, work: Workload, label: str, what: str, *, val
     return Variant(label, what, lambda: la.launch(work, args), work.bytes_moved, la)
 
 
-def interleave(variants: list[Variant], *, rounds: int = 30, warmup: int = 3, progress: bool = True) -> None:
+def interleave(variants: list[Variant], *, rounds: int = 30, warmup: int = 3, progress: bool = True,
+               on_progress: Callable[[int, int, str], None] | None = None) -> None:
     """Time every variant once per round, round after round (each launch between two CUDA events);
     fills ``Variant.times`` and checks the generated kernels' watchdogs afterwards.
 
@@ -176,7 +171,7 @@ def interleave(variants: list[Variant], *, rounds: int = 30, warmup: int = 3, pr
     and the order rotates, so no variant is always first.
     """
     cp = cupy()
-    bar = _Progress(rounds * len(variants), progress)
+    bar = Progress(rounds * len(variants), "benchmark", "launch", enabled=progress, on_update=on_progress)
     for v in variants:
         for _ in range(warmup):
             v.launch()
@@ -195,7 +190,7 @@ def interleave(variants: list[Variant], *, rounds: int = 30, warmup: int = 3, pr
             events[-1][2].synchronize()
             for v, s, e in events:
                 v.times.append(cp.cuda.get_elapsed_time(s, e))
-                bar.step(v.name)
+                bar.update(1, v.name)
     finally:
         bar.close()
     for v in variants:
@@ -205,17 +200,27 @@ def interleave(variants: list[Variant], *, rounds: int = 30, warmup: int = 3, pr
 
 def benchmark(design: Design, *, n: int | None = None, rounds: int = 30, warmup: int = 3, seed: int | None = None,
               budget_ms: float = BUDGET_MS, blocks_per_sm: int | None = None, tuning: Mapping[str, Any] | None = None,
-              twin: bool = True, peers: bool = True, copy: bool = True, progress: Any = True,
-              validate: bool = True) -> BenchTable:
+              twin: bool = True, peers: bool = True, copy: bool = True, progress: bool = True,
+              validate: bool = True, executor: Any = None,
+              on_progress: Callable[[int, int, str], None] | None = None) -> BenchTable:
     """Time ``design`` against its ungrouped twin, CuPy and a device copy; see the module docstring.
-    ``progress``: a bar with an ETA on stderr (True), none (False), or a callable given each
-    ``runtime.progress.Step`` (the studio)."""
+
+    It runs in a GPU worker process (``executor``: the default worker processes, or ``"inline"``
+    for this process): a kernel that traps raises ``KernelFault`` here, with the likely cause,
+    and this process stays usable.  ``progress`` draws a tqdm bar; ``on_progress(done, total,
+    text)`` receives each step with its ETA.
+    """
+    ex = get_executor(executor)
+    if ex.name != "inline":
+        kwargs = dict(n=n, rounds=rounds, warmup=warmup, seed=seed, budget_ms=budget_ms, blocks_per_sm=blocks_per_sm,
+                      tuning=dict(tuning) if tuning else None, twin=twin, peers=peers, copy=copy, validate=validate)
+        return on_gpu(benchmark, design, kwargs, executor=ex, what="benchmark", progress=progress,
+                      on_progress=on_progress)
     require_gpu()  # one clear GpuUnavailable before any CuPy call can fail deep inside
     from .gemm_run import is_gemm
     if is_gemm(design):  # tensor-core designs: the twin and cuBLAS instead of CuPy elementwise peers
         from .gemm_run import benchmark_gemm
         return benchmark_gemm(design, rounds=rounds, warmup=warmup, seed=seed, twin=twin)
-    cp = cupy()
     src = emit_cached(design, validate=validate, tuning=dict(tuning or {}))
     work = Workload.make(design, int(n or src.info["num_elements"]), str(src.info["dtype"]), seed)
     opts = dict(validate=validate, tuning=tuning, blocks_per_sm=blocks_per_sm, budget_ms=budget_ms)
@@ -235,7 +240,7 @@ def benchmark(design: Design, *, n: int | None = None, rounds: int = 30, warmup:
         nbytes = src_arr.nbytes
         variants.append(Variant("device copy", f"cudaMemcpy D2D of one operand ({nbytes / 2**30:.2f} GiB)",
                                 lambda: dst_arr.data.copy_from_device_async(src_arr.data, nbytes), 2 * nbytes))
-    interleave(variants, rounds=rounds, warmup=warmup, progress=progress)
+    interleave(variants, rounds=rounds, warmup=warmup, progress=progress, on_progress=on_progress)
     rows = tuple(BenchRow(v.name, v.what, v.median_ms, v.gbps, len(v.times)) for v in variants)
     return BenchTable(design.name, work.n, work.dtype, rows)
 

@@ -111,8 +111,7 @@ def check_target(ptx: str, cubin: bytes, arch: str) -> None:
     m = re.search(r"^\.target\s+(\S+)", ptx, re.M)
     if m is None or m.group(1).rstrip(",") != arch:
         raise CompileError(f"NVRTC produced PTX for {m.group(1) if m else 'no target'}, expected {arch}")
-    if arch.encode() not in cubin:
-        raise CompileError(f"the cubin does not name {arch}; refusing to load a different target")
+    check_target_cubin(cubin, arch)
 
 
 # -- cache + load (GPU) -------------------------------------------------------------------------------
@@ -120,18 +119,36 @@ def check_target(ptx: str, cubin: bytes, arch: str) -> None:
 _LOADED: dict[str, Any] = {}
 
 
+def cubin_path(src: KernelSource) -> Path:
+    """Where the disk cache keeps the cubin of ``src``."""
+    return cache_dir() / f"{src.entry}-{src.key}.cubin"
+
+
+def store_cubin(src: KernelSource, data: bytes) -> Path:
+    """Put a cubin of ``src`` into the disk cache (one compiled elsewhere: a worker, a Ray node)."""
+    check_target_cubin(data, src.arch)
+    path = cubin_path(src)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+    os.replace(tmp, path)  # atomic: a parallel process never reads half a file
+    return path
+
+
+def check_target_cubin(data: bytes, arch: str) -> None:
+    if arch.encode() not in data:
+        raise CompileError(f"the cubin does not name {arch}; refusing to load a different target")
+
+
 def cubin_for(src: KernelSource) -> Cubin:
     """The cubin of ``src`` for its arch: from the disk cache when present, else compiled and stored."""
-    path = cache_dir() / f"{src.entry}-{src.key}.cubin"
+    path = cubin_path(src)
     if path.is_file():
         data = path.read_bytes()
         return Cubin(src.key, src.arch, data, "", 0.0, cached=True)
     cub = compile_cubin(src)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-    with os.fdopen(fd, "wb") as f:
-        f.write(cub.data)
-    os.replace(tmp, path)  # atomic: a parallel process never reads half a file
+    store_cubin(src, cub.data)
     return cub
 
 
@@ -166,8 +183,7 @@ def load(src: KernelSource) -> LoadedKernel:
     if cc != want:
         raise GpuUnavailable(f"this GPU is sm_{cc}; the kernel was built for {src.arch}, which runs only on "
                              f"compute capability {want[:-1]}.{want[-1]}")
-    path = cache_dir() / f"{src.entry}-{src.key}.cubin"
-    mod = cp.RawModule(path=str(path))
+    mod = cp.RawModule(path=str(cubin_path(src)))
     kern = mod.get_function(src.entry)
     if src.smem_bytes > 48 * 1024:
         kern.max_dynamic_shared_size_bytes = src.smem_bytes
@@ -181,10 +197,16 @@ def is_loaded(src: KernelSource) -> bool:
     return any(k.startswith(f"{src.key}@") for k in _LOADED)
 
 
+def forget(src: KernelSource) -> None:
+    """Unload ``src`` from this process (a sweep's GPU worker loads thousands of kernels, once each)."""
+    for key in [k for k in _LOADED if k.startswith(f"{src.key}@")]:
+        del _LOADED[key]
+
+
 def clear_memory_cache() -> None:
     """Forget loaded kernels (the disk cache stays)."""
     _LOADED.clear()
 
 
 __all__ = ["BASE_OPTIONS", "Cubin", "LoadedKernel", "cache_dir", "check_target", "clear_memory_cache",
-           "compile_cubin", "cubin_for", "is_loaded", "load"]
+           "compile_cubin", "cubin_for", "cubin_path", "forget", "is_loaded", "load", "store_cubin"]

@@ -1,74 +1,100 @@
-"""Progress with an ETA for every long step (compile, benchmark, sweep), drawn by tqdm.
+"""Progress with an ETA for compile, benchmark and sweep: a thin adapter over tqdm.
 
-One helper so the CLI and the studio say the same thing: in a terminal tqdm draws its bar on
-stderr (count, elapsed, remaining time); the studio passes ``on_step`` and shows the same figures
-on its own bar (the time left is the average time per step so far times the steps left, written
-with tqdm's interval format).
+tqdm draws (``tqdm.auto``: a text bar on a terminal's stderr, a widget in a notebook) and
+computes rate and ETA; this module adds two things pgstudio needs around it:
 
->>> seen = []
->>> with Progress(2, enabled=False, desc="compile", on_step=lambda s: seen.append((s.done, s.total, s.label))) as bar:
-...     _ = bar.step("sm_90a")
-...     _ = bar.step("sm_100a")
->>> seen
-[(1, 2, 'sm_90a'), (2, 2, 'sm_100a')]
+* ``on_update(done, total, text)``: a callback with tqdm's own meter text ("12/48
+  [00:05<00:15, 2.40 variant/s]"), which the studio shows in its panes;
+* a relay for worker processes: inside a GPU worker, a ``Progress`` posts its steps to the
+  queue the executor gave the worker (``relay_to``) instead of drawing, and the caller's
+  process draws them (``Progress.absorb``).
+
+tqdm is imported on first use, so ``import pgstudio`` stays light.
 """
 
 from __future__ import annotations
 
 import sys
 import time
-from dataclasses import dataclass
 from typing import Any, Callable
 
-from tqdm import tqdm
+#: In a worker process: the executor's queue that progress steps go to (see ``relay_to``).
+_RELAY: list[Any] = []
+#: The job a worker is running, so relayed steps can be told apart.
+_CURRENT: list[str] = [""]
 
 
-@dataclass(frozen=True)
-class Step:
-    """Where a long job stands after a step: ``done`` of ``total``, the step's ``label``, seconds
-    so far and tqdm's estimate of the seconds left (None until it has a rate)."""
+def relay_to(queue: Any) -> None:
+    """Send every ``Progress`` of this process to ``queue`` (a GPU worker's initializer calls it)."""
+    _RELAY[:] = [queue]
 
-    done: int
-    total: int
-    label: str
-    elapsed: float
-    remaining: float | None
 
-    def text(self) -> str:
-        """"2/4 sm_100a, 3 s so far, about 3 s left" (what the studio's bar says)."""
-        left = f", about {tqdm.format_interval(self.remaining)} left" if self.remaining is not None and self.done < self.total else ""
-        return f"{self.done}/{self.total} {self.label}, {tqdm.format_interval(self.elapsed)} so far{left}"
+def running(job_key: str) -> None:
+    _CURRENT[0] = job_key
 
 
 class Progress:
-    """``total`` steps described by ``desc``; ``step(label)`` after each.  ``enabled``: draw tqdm's
-    bar on stderr; ``on_step(Step)``: called after each step (the studio's widgets)."""
+    """A progress bar over ``total`` steps; see the module docstring.
 
-    def __init__(self, total: int, enabled: bool = True, desc: str = "", *,
-                 on_step: Callable[[Step], Any] | None = None, file: Any = None) -> None:
-        self.total = max(int(total), 0)
-        self.on_step = on_step
-        self.done = 0  # counted here: a disabled tqdm bar does not count
-        self.start = time.monotonic()
-        self.bar = tqdm(total=self.total, desc=desc or None, disable=not enabled, file=file or sys.stderr,
-                        leave=True, dynamic_ncols=True, unit="step")
+    ``enabled`` draws a tqdm bar (stderr, or a notebook widget); ``on_update`` receives every
+    step with tqdm's meter text.  Both off: nothing is drawn and nothing is imported.
+    """
 
-    def step(self, label: str = "") -> Step:
-        self.done += 1
-        self.bar.set_postfix_str(label, refresh=False)
-        self.bar.update(1)
-        elapsed = time.monotonic() - self.start
-        remaining = elapsed / self.done * max(self.total - self.done, 0)
-        state = Step(self.done, self.total, label, elapsed, remaining)
-        if self.on_step is not None:
-            self.on_step(state)
-        return state
+    def __init__(self, total: int, desc: str = "", unit: str = "it", *, enabled: bool = True,
+                 on_update: Callable[[int, int, str], None] | None = None) -> None:
+        self.total, self.done, self.desc, self.unit = max(int(total), 0), 0, desc, unit
+        self.on_update = on_update
+        self.relay = _RELAY[0] if _RELAY else None
+        self.t0 = time.monotonic()
+        self.bar = None
+        if enabled and self.relay is None:
+            from tqdm.auto import tqdm
+            self.bar = tqdm(total=self.total, desc=desc, unit=unit, file=sys.stderr, dynamic_ncols=True, leave=True)
+
+    def text(self, label: str = "") -> str:
+        """tqdm's meter ("12/48 [00:05<00:15, 2.40 variant/s]") and the label of the last step."""
+        from tqdm import tqdm
+        meter = tqdm.format_meter(self.done, self.total or None, time.monotonic() - self.t0, unit=self.unit,
+                                  bar_format="{n_fmt}/{total_fmt} [{elapsed}<{remaining}, {rate_fmt}]")
+        return f"{meter} {label}".rstrip()
+
+    def update(self, n: int = 1, label: str = "") -> None:
+        self.done += n
+        if self.relay is not None:
+            try:
+                self.relay.put((_CURRENT[0], self.desc, self.unit, self.done, self.total, label))
+            except Exception:  # noqa: BLE001 - progress must never fail the work
+                pass
+        if self.bar is not None:
+            self.bar.update(n)
+            if label:
+                self.bar.set_postfix_str(label, refresh=False)
+        if self.on_update is not None:
+            self.on_update(self.done, self.total, self.text(label))
+
+    def set_total(self, total: int) -> None:
+        """Change the number of steps (a sweep learns how many variants need timing as it goes)."""
+        self.total = max(int(total), self.done)
+        if self.bar is not None:
+            self.bar.total = self.total
+            self.bar.refresh()
+
+    def absorb(self, done: int, total: int, label: str = "") -> None:
+        """Show a step relayed from a worker (its counts replace ours)."""
+        if total and total != self.total:
+            self.set_total(total)
+        self.update(max(done - self.done, 0), label)
 
     def close(self) -> None:
-        self.bar.close()
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
 
     def __enter__(self) -> "Progress":
         return self
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+__all__ = ["Progress", "relay_to", "running"]

@@ -1,307 +1,201 @@
-"""``sweep(design, num_stages=[...], tile_bytes=[...], grouping=[...])``: which design choice wins.
+"""``sweep(design, ...)``: which design choice wins, over a few variants or thousands.
 
-Every combination of stage count, stage size and grouping is a variant of the design:
+The variants are the points of a ``sweep_space.Space`` (stages x tile x grouping, and for
+streaming designs consumer warps x code options); every one is
 
-* ``num_stages`` / ``tile_bytes`` set every pipelined resource's stages and bytes per stage (and
-  the problem's ``tile_elems`` / ``num_tiles``); ``None`` keeps the design's own;
-* ``grouping``: ``"designed"`` (the design as it is), ``"ungrouped"`` (per-resource barriers,
-  ``ungrouped(design)``), or a group mode (``"Merge"``, ``"FusedMerge"``, ``"Fork"``): every
-  group takes that mode and the schedules are derived afresh for it (``model.derive``).  A mode
-  that is the design's own is the designed variant and is not repeated.
+1. **compiled** on a CPU worker: built, checked by ``design.validate()`` (an invalid variant is
+   listed with its diagnostics, never run), generated and compiled by NVRTC -- no GPU needed;
+2. **timed** on a GPU worker when there is a GPU: verified on fresh random inputs with a poisoned
+   output, then timed (``sweep_jobs``).
 
-A variant that breaks a rule (a mode that does not fit the groups, stages that overflow shared
-memory, a shape the generator cannot build) is listed with its diagnostics instead of run.  The
-valid ones are compiled, verified on one shared workload (fresh random inputs, poisoned outputs,
-compared with the reference) and timed interleaved round by round, like ``benchmark``.  Without
-a GPU every valid variant is listed as not run, with the reason.  The result is a ``SweepTable``:
-a text / HTML table naming the best variant, and a heatmap or bar chart (``render.sweep``).
+Where they run is the executor's business (``executor=``: the default worker processes,
+``"inline"`` to debug, ``"ray"`` for a cluster); results stream back as variants finish, drive
+the progress bar (tqdm, with an ETA) and, with ``results=PATH``, are appended to a JSON-lines
+file as they come, so an interrupted or extended sweep resumes where it stopped
+(``sweep_log``).  Without a GPU the sweep compiles every variant and says that nothing was
+timed.  The result is a ``SweepTable``: text, an HTML table, and a heatmap or bars.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import statistics
-from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+import time
+from pathlib import Path
+from typing import Any, Callable, Iterable
 
-from ..codegen.kernel import emit
 from ..errors import PgStudioError
-from ..model.derive import derive_design
 from ..model.design import Design
-from ..model.group import PipelineGroup
-from ..model.protocol import PipelineGroupMode
-from ..model.targets import dtype_bytes
-from ..model.ungroup import ungrouped
+from .executor import Job, get_executor
+from .progress import Progress
+from .sweep_jobs import COMPILED, FAILED, INVALID, NOT_RUN, OK, compile_variant, time_variant
+from .sweep_log import SweepLog, design_sha
+from .sweep_space import (DEFAULT_GROUPINGS, DESIGNED, GEMM, GROUPINGS, UNGROUPED, Space, Variant, space_for,
+                          with_grouping, with_stages, with_tile)
+from .sweep_table import SweepRow, SweepTable, load_sweep
 
-DESIGNED, UNGROUPED = "designed", "ungrouped"
-GROUPINGS = (DESIGNED, UNGROUPED, *(m.value for m in PipelineGroupMode))
-#: What ``sweep`` tries when no grouping is given.
-DEFAULT_GROUPINGS = (DESIGNED, UNGROUPED, "Merge", "FusedMerge")
-OK, INVALID, FAILED, NOT_RUN = "ok", "invalid", "failed", "not run"
-
-
-# -- variants ------------------------------------------------------------------------------------
-
-def with_stages(design: Design, num_stages: int | None = None, tile_bytes: int | None = None) -> Design:
-    """``design`` with every pipelined resource at ``num_stages`` stages of ``tile_bytes`` bytes."""
-    if num_stages is None and tile_bytes is None:
-        return design
-    for what, v in (("num_stages", num_stages), ("tile_bytes", tile_bytes)):
-        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
-            raise PgStudioError(f"sweep {what}={v!r} is not a positive whole number")
-    resources = []
-    for r in design.resources:
-        cfg = r.pipeline_config
-        if cfg is not None:
-            cfg = dataclasses.replace(cfg, num_stages=num_stages or cfg.num_stages, num_bytes=tile_bytes or cfg.num_bytes)
-            tile = r.tile
-            if tile_bytes and len(tile) == 1:
-                tile = (tile_bytes // dtype_bytes(r.dtype),)
-            r = dataclasses.replace(r, pipeline_config=cfg, tile=tile)
-        resources.append(r)
-    by_name = {r.name: r for r in resources}
-    groups = [PipelineGroup.unchecked(g.name, [by_name.get(m.name, m) for m in g.members], g.mode, g.pipeline_config)
-              for g in design.groups]
-    problem = design.problem_dict
-    if tile_bytes and "tile_elems" in problem:
-        elems = tile_bytes // dtype_bytes(str(problem.get("dtype", "float32")))
-        problem["tile_elems"] = elems
-        if "num_elements" in problem and "num_tiles" in problem:
-            problem["num_tiles"] = -(-int(problem["num_elements"]) // max(elems, 1))
-    return design.replace(resources=resources, groups=groups, problem=tuple(problem.items()))
+#: Timed launches per variant after the warm-up ones (medians are reported).
+ROUNDS, WARMUP = 20, 3
 
 
-def with_grouping(design: Design, grouping: str) -> Design:
-    """``design`` regrouped: ``designed``, ``ungrouped`` or a group mode (schedules derived afresh)."""
-    if grouping == DESIGNED:
-        return design
-    if grouping == UNGROUPED:
-        return ungrouped(design)
-    try:
-        mode = PipelineGroupMode(grouping)
-    except ValueError:
-        raise PgStudioError(f"grouping {grouping!r} is not known; use one of {', '.join(GROUPINGS)}") from None
-    if not design.groups:
-        raise PgStudioError(f"design {design.name!r} has no group to make {mode.value}")
-    groups = [PipelineGroup.unchecked(g.name, g.members, mode, g.pipeline_config) for g in design.groups]
-    return derive_design(design.replace(name=f"{design.name}_{mode.value.lower()}", groups=groups),
-                         replace_attached=True)
+def problem_of(design: Design, space: Space, n: int | None) -> tuple[str, int | None, str]:
+    """(the problem in words, the element count of a streaming sweep, the rate's unit)."""
+    p = design.problem_dict
+    if space.kind == GEMM:
+        if n is not None:
+            raise PgStudioError(f"n is the element count of streaming designs; {design.name!r} is a GEMM design, "
+                                "whose shape is its problem's M, N and K")
+        return f"{p.get('M')} x {p.get('N')} x {p.get('K')} {p.get('dtype', 'float16')} GEMM", None, "TFLOP/s"
+    count = int(n or p.get("num_elements", 1 << 24))
+    if count < 1:
+        raise PgStudioError(f"n={count} elements: give at least 1")
+    dtype = str(p.get("dtype", design.resources[0].dtype if design.resources else "float32"))
+    return f"{count:,} {dtype} elements", count, "GB/s"
 
 
-@dataclass(frozen=True)
-class Variant:
-    """One point of a sweep: its design, or why it cannot run (``problems``)."""
-
-    grouping: str
-    num_stages: int
-    tile_bytes: int
-    design: Design | None
-    problems: tuple[str, ...] = ()
-
-    @property
-    def valid(self) -> bool:
-        return self.design is not None and not self.problems
-
-    @property
-    def label(self) -> str:
-        return f"{self.grouping} {self.num_stages}x{self.tile_bytes}B"
+def _failure_record(phase: str, out: Any) -> dict:
+    err = out.error
+    kind = "worker" if err.crashed else ("gpu context" if err.poisoned else err.kind)
+    text = str(err)
+    if err.poisoned:
+        text += "; the GPU worker was replaced and the sweep went on"
+    return {"phase": phase, "status": FAILED, "codes": [kind], "message": text}
 
 
-def _own_stages(design: Design) -> tuple[int, int]:
-    cfgs = [r.pipeline_config for r in design.resources if r.pipeline_config is not None]
-    if not cfgs:
-        raise PgStudioError(f"design {design.name!r} has no pipelined resource, so there is nothing to sweep")
-    return cfgs[0].num_stages, cfgs[0].num_bytes
+def sweep(design: Design, num_stages: Iterable[int] | None = None, tiles: Iterable[Any] | None = None,
+          grouping: Iterable[str] | None = None, *, warps: Iterable[int] | None = None,
+          options: Iterable[Any] | None = None, n: int | None = None, rounds: int = ROUNDS, warmup: int = WARMUP,
+          seed: int | None = None, budget_ms: float | None = None, blocks_per_sm: int | None = None,
+          executor: Any = None, results: str | Path | None = None, resume: bool = True,
+          compile_only: bool | None = None, arch: str = "sm_90a", progress: bool = True,
+          on_progress: Callable[[int, int, str], None] | None = None) -> SweepTable:
+    """Compile every variant of ``design`` and, on a GPU, verify and time it (module docstring).
 
-
-def _modes(design: Design) -> set[str]:
-    return {g.mode.value for g in design.groups}
-
-
-def variants(design: Design, num_stages: Sequence[int] | None = None, tile_bytes: Sequence[int] | None = None,
-             grouping: Sequence[str] = DEFAULT_GROUPINGS) -> list[Variant]:
-    """Every (grouping, stages, bytes) variant, checked (``design.validate()`` and the code
-    generator); invalid ones carry their diagnostics.  Modes equal to the design's own, and a
-    grouping of a design without groups, are skipped (they are the designed variant)."""
-    stages0, bytes0 = _own_stages(design)
-    stage_list = list(dict.fromkeys(num_stages or [stages0]))
-    tile_list = list(dict.fromkeys(tile_bytes or [bytes0]))
-    groupings = []
-    for g in dict.fromkeys(grouping):
-        if g not in GROUPINGS:
-            raise PgStudioError(f"grouping {g!r} is not known; use one of {', '.join(GROUPINGS)}")
-        if g != DESIGNED and (not design.groups or g in _modes(design)):
-            continue  # the same kernel as the designed one (or, without groups, nothing to regroup)
-        groupings.append(g)
-    out = []
-    for g in groupings:
-        for s in stage_list:
-            for b in tile_list:
-                out.append(_variant(design, g, s, b))
-    return out
-
-
-def _variant(design: Design, grouping: str, stages: int, nbytes: int) -> Variant:
-    try:
-        d = with_grouping(with_stages(design, stages, nbytes), grouping)
-    except PgStudioError as exc:
-        return Variant(grouping, stages, nbytes, None, (str(exc),))
-    report = d.validate()
-    if not report.ok:
-        return Variant(grouping, stages, nbytes, d, tuple(f"[{e.code}] {e.message}" for e in report.errors))
-    try:
-        emit(d, validate=False)
-    except PgStudioError as exc:
-        return Variant(grouping, stages, nbytes, d, (f"[codegen] {exc}",))
-    return Variant(grouping, stages, nbytes, d)
-
-
-# -- results -------------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class SweepRow:
-    grouping: str
-    num_stages: int
-    tile_bytes: int
-    status: str  # ok | invalid | failed | not run
-    median_ms: float = float("nan")
-    gbps: float = float("nan")
-    smem_bytes: int = 0
-    blocks_per_sm: int = 0
-    message: str = ""
-    runs: int = 0
-
-    @property
-    def label(self) -> str:
-        return f"{self.grouping} {self.num_stages}x{self.tile_bytes}B"
-
-
-@dataclass(frozen=True)
-class SweepTable:
-    """The rows of a sweep, in the order tried; ``best`` is the fastest verified variant."""
-
-    design: str
-    n: int
-    dtype: str
-    rows: tuple[SweepRow, ...]
-    note: str = ""
-    seconds: float = 0.0
-
-    @property
-    def timed(self) -> tuple[SweepRow, ...]:
-        return tuple(r for r in self.rows if r.status == OK)
-
-    @property
-    def best(self) -> SweepRow | None:
-        return min(self.timed, key=lambda r: r.median_ms, default=None)
-
-    def row(self, grouping: str, num_stages: int, tile_bytes: int) -> SweepRow:
-        for r in self.rows:
-            if (r.grouping, r.num_stages, r.tile_bytes) == (grouping, num_stages, tile_bytes):
-                return r
-        raise KeyError(f"no variant {grouping} {num_stages}x{tile_bytes}B in this sweep")
-
-    def table(self) -> str:
-        best = self.best
-        head = ("grouping", "stages", "stage bytes", "status", "median ms", "GB/s", "x best", "smem B", "blocks/SM")
-        lines = [head]
-        for r in self.rows:
-            timed = r.status == OK
-            lines.append((r.grouping, str(r.num_stages), str(r.tile_bytes), r.status,
-                          f"{r.median_ms:.4f}" if timed else "-", f"{r.gbps:,.0f}" if timed else "-",
-                          f"{r.median_ms / best.median_ms:.3f}" if timed and best else "-",
-                          str(r.smem_bytes) if r.smem_bytes else "-", str(r.blocks_per_sm) if r.blocks_per_sm else "-"))
-        widths = [max(len(ln[i]) for ln in lines) for i in range(len(head))]
-        out = ["  ".join(c.ljust(w) if i in (0, 3) else c.rjust(w) for i, (c, w) in enumerate(zip(ln, widths)))
-               for ln in lines]
-        out.insert(1, "  ".join("-" * w for w in widths))
-        runs = max((r.runs for r in self.rows), default=0)
-        took = f" in {self.seconds:.0f} s" if self.seconds else ""
-        out.insert(0, f"sweep of {self.design}: {self.n:,} {self.dtype} elements, {len(self.rows)} variants "
-                      f"({len(self.timed)} verified and timed, medians of {runs} interleaved runs){took}")
-        problems = [r for r in self.rows if r.status in (INVALID, FAILED) and r.message]
-        if problems:
-            out.append("")
-            out += [f"{r.label} {r.status}: {r.message}" for r in problems]
-        skipped = [r for r in self.rows if r.status == NOT_RUN]
-        if skipped:
-            out.append(f"{len(skipped)} valid variant(s) not run: {skipped[0].message or self.note}")
-        out.append("")
-        out.append(f"best: {best.label} at {best.median_ms:.4f} ms ({best.gbps:,.0f} GB/s)" if best else
-                   f"best: none ({self.note or 'no variant was timed'})")
-        return "\n".join(out)
-
-    def __str__(self) -> str:
-        return self.table()
-
-# -- running -------------------------------------------------------------------------------------
-
-def sweep(design: Design, num_stages: Sequence[int] | None = None, tile_bytes: Sequence[int] | None = None,
-          grouping: Sequence[str] = DEFAULT_GROUPINGS, *, n: int | None = None, rounds: int = 10, warmup: int = 2,
-          seed: int | None = None, progress: bool = True, budget_ms: float | None = None,
-          blocks_per_sm: int | None = None, on_progress: Any = None) -> SweepTable:
-    """Compile, verify and time every valid variant; see the module docstring.
-
-    ``on_progress(done, total, label)`` is called as variants are built (the studio's bar);
-    ``progress`` draws a text bar on stderr.
+    ``num_stages`` / ``tiles`` / ``grouping`` / ``warps`` / ``options``: the axes (None: the
+    design's defaults, ``sweep_space.space_for``); ``tiles`` are bytes per stage (streaming) or
+    ``"BMxBNxBK"`` shapes (GEMM).  ``results``: a JSON-lines file to append to and resume from
+    (``resume=False`` starts it over).  ``compile_only``: None times when a GPU is there.
+    ``progress`` draws a tqdm bar; ``on_progress(done, total, text)`` gets every step with
+    tqdm's meter text (the studio).
     """
-    import time
     t0 = time.perf_counter()
-    specs = variants(design, num_stages, tile_bytes, grouping)
-    invalid = {id(v): SweepRow(v.grouping, v.num_stages, v.tile_bytes, INVALID, message="; ".join(v.problems))
-               for v in specs if not v.valid}
-    valid = [v for v in specs if v.valid]
-    dtype = str(design.problem_dict.get("dtype", design.resources[0].dtype if design.resources else "float32"))
-    count = int(n or design.problem_dict.get("num_elements", 1 << 24))
-    from ._cupy import gpu_available, require_gpu
-    if not valid or not gpu_available():
-        why = ""
-        if valid:
-            try:
-                require_gpu()
-            except PgStudioError as exc:
-                why = str(exc)
-            why = why or "no GPU"
-        rows = [invalid.get(id(v)) or SweepRow(v.grouping, v.num_stages, v.tile_bytes, NOT_RUN, message=why)
-                for v in specs]
-        return SweepTable(design.name, count, dtype, tuple(rows), why or "every variant is invalid",
-                          time.perf_counter() - t0)
-    from .bench import _Progress, interleave, kernel_variant
-    from .run import BUDGET_MS, Workload
-    work = Workload.make(valid[0].design, count, dtype, seed)
-    dtype = work.dtype
-    built: dict[int, Any] = {}
-    failed: dict[int, SweepRow] = {}
-    bar = _Progress(len(valid), progress)
+    space = space_for(design, num_stages, tiles, grouping, warps=warps, options=options)
+    specs, skipped = space.variants(design)
+    problem, count, unit = problem_of(design, space, n)
+    ex = get_executor(executor)
+    gpus = ex.gpu_count() if compile_only is not True else 0
+    timing = gpus > 0
+    why_not = "" if timing else _why_not_timed(compile_only, ex)
+    design_json = design.to_json()
+    settings = {"n": count, "rounds": int(rounds), "warmup": int(warmup), "seed": seed, "budget_ms": budget_ms,
+                "blocks_per_sm": blocks_per_sm, "arch": arch}
+    header = {"design": design.name, "design_sha256": design_sha(design_json), "kind": space.kind,
+              "problem": problem, "unit": unit, "space": space.as_dict(), "settings": settings}
+    log = SweepLog.open(results, header, resume=resume) if results else None
+    done = log.done(timing) if log is not None else {}
+    records: dict[str, dict] = dict(done)
+    todo = [v for v in specs if v.key not in done]
+    bar = Progress(len(todo) * (2 if timing else 1), f"sweep {design.name}", "step", enabled=progress,
+                   on_update=on_progress)
     try:
-        for i, v in enumerate(valid):
-            try:
-                built[id(v)] = kernel_variant(v.design, work, v.label, v.grouping, budget_ms=budget_ms or BUDGET_MS,
-                                              blocks_per_sm=blocks_per_sm)
-            except PgStudioError as exc:  # verification, watchdog, compile, launch limits: one row, not the sweep
-                failed[id(v)] = SweepRow(v.grouping, v.num_stages, v.tile_bytes, FAILED,
-                                         message=f"{type(exc).__name__}: {exc}")
-            bar.step(f"built {v.label}")
-            if on_progress is not None:
-                on_progress(i + 1, len(valid), v.label)
+        with ex.session() as s:
+            for v in todo:
+                s.submit(Job(v.key, compile_variant, (design_json, v.as_dict(), arch),
+                             label=f"{design.name} {v.label}"))
+            by_key = {v.key: v for v in todo}
+            for out in s:
+                v = by_key[out.job.key]
+                phase = "run" if out.job.gpu else "compile"
+                rec = dict(out.value) if out.ok else _failure_record(phase, out)
+                rec.update(key=v.key, variant=v.as_dict(), attempts=out.attempts, where=out.where)
+                if phase == "run":
+                    rec = {**records.get(v.key, {}), **rec}
+                elif rec["status"] == COMPILED and timing:
+                    s.submit(Job(v.key, time_variant, (design_json, v.as_dict(), settings), gpu=True,
+                                 label=f"{design.name} {v.label}"), payload=out.handle)
+                elif timing:
+                    bar.set_total(bar.total - 1)  # no timing step for a variant that did not compile
+                records[v.key] = rec
+                if log is not None:
+                    log.append(rec)
+                bar.update(1, f"{'timed' if phase == 'run' else 'compiled'} {v.label}")
     finally:
         bar.close()
-    timed = [built[id(v)] for v in valid if id(v) in built]
-    if timed:
-        interleave(timed, rounds=rounds, warmup=warmup, progress=progress)
-    rows = []
-    for v in specs:
-        if id(v) in invalid:
-            rows.append(invalid[id(v)])
-        elif id(v) in failed:
-            rows.append(failed[id(v)])
-        else:
-            b = built[id(v)]
-            rows.append(SweepRow(v.grouping, v.num_stages, v.tile_bytes, OK, statistics.median(b.times),
-                                 b.bytes_moved / (statistics.median(b.times) * 1e-3) / 1e9, b.launcher.src.smem_bytes,
-                                 b.launcher.blocks_per_sm, runs=len(b.times)))
-    return SweepTable(design.name, work.n, dtype, tuple(rows), seconds=time.perf_counter() - t0)
+        if log is not None:
+            log.close()
+    rows = tuple(SweepRow.from_record(records[v.key]) if v.key in records else
+                 SweepRow(v.grouping, v.num_stages, v.tile, NOT_RUN, message="interrupted", warps=v.warps,
+                          options=v.options) for v in specs)
+    note = why_not
+    if not timing and not any(r.status == NOT_RUN for r in rows):
+        compiled = sum(r.status in (COMPILED, OK) for r in rows)
+        note = f"{why_not}: compiled {compiled} of {len(rows)} variants for {arch}; nothing was timed"
+    return SweepTable(design.name, problem, unit, rows, note, time.perf_counter() - t0, ex.describe(),
+                      str(results) if results else "", len(done), {"skipped": skipped, "timing": timing})
 
 
-__all__ = ["DEFAULT_GROUPINGS", "DESIGNED", "GROUPINGS", "SweepRow", "SweepTable", "UNGROUPED", "Variant", "sweep",
-           "variants", "with_grouping", "with_stages"]
+def _why_not_timed(compile_only: bool | None, ex: Any) -> str:
+    if compile_only:
+        return "compile only (as asked)"
+    if ex.name == "ray":
+        return "no GPU in the Ray cluster"
+    from ..errors import GpuUnavailable
+    from ._cupy import _gpu_count
+    try:
+        n, why = _gpu_count()
+    except GpuUnavailable:
+        return "no CuPy here (timing needs pip install 'pgstudio[gpu]' on a machine with an NVIDIA GPU)"
+    return f"no GPU here ({why or 'CuPy sees no device'})" if n == 0 else "no GPU visible to the executor"
+
+
+def run_sweep_cli(design: Design, design_path: str | Path, *, stages: Iterable[int] | None = None,
+                  tiles: Iterable[str] | None = None, grouping: Iterable[str] | None = None,
+                  warps: Iterable[int] | None = None, options: Iterable[str] | None = None, n: int | None = None,
+                  rounds: int = ROUNDS, executor: str | None = None, ray: str | None = None,
+                  workers: int | None = None, results: str | None = None, fresh: bool = False,
+                  no_results: bool = False, compile_only: bool = False, png: str | None = None,
+                  quiet: bool = False, out: Any = None) -> int:
+    """``pgstudio sweep``: run the sweep, print its table, save the picture; the exit status.
+
+    Results go to ``results`` (default: ``<design file>.sweep.jsonl`` beside the design file)
+    and a second run resumes them.  Exit status: 0 when the sweep ran (without a GPU: every
+    valid variant compiled); 1 when a variant failed (NVRTC rejected generated code, a run did
+    not verify) or no variant is valid; 3 when variants could not even be compiled (no NVRTC).
+    """
+    import sys
+    out = out or sys.stdout
+    ex: Any = executor
+    if ray is not None:
+        from .executor.cluster import RayExecutor
+        ex = RayExecutor(ray)
+    elif executor == "embedded" and workers:
+        from .executor.embedded import EmbeddedExecutor
+        ex = EmbeddedExecutor(cpu_workers=workers)
+    path = None if no_results else Path(results) if results else Path(design_path).with_suffix(".sweep.jsonl")
+    try:
+        table = sweep(design, stages, tiles, grouping, warps=warps, options=options, n=n, rounds=rounds, executor=ex,
+                      results=path, resume=not fresh, compile_only=compile_only or None, progress=not quiet)
+    except KeyboardInterrupt:
+        if path is not None:
+            print(f"interrupted: what finished is in {path}; run the same command again to resume", file=out)
+        raise
+    finally:
+        if ray is not None:
+            ex.close()
+    print(table.table(), file=out)
+    if path is not None:
+        print(f"results: {path}" + (f" ({table.reused} variant(s) were already there)" if table.reused else ""),
+              file=out)
+    if png:
+        from ..render import to_png
+        from ..render.sweep import sweep_figure
+        Path(png).write_bytes(to_png(sweep_figure(table)))
+        print(f"wrote {png}", file=out)
+    if table.count(FAILED):
+        return 1
+    if table.count(NOT_RUN):
+        return 3
+    return 0 if table.compiled else 1
+
+
+__all__ = ["COMPILED", "DEFAULT_GROUPINGS", "DESIGNED", "FAILED", "GROUPINGS", "INVALID", "NOT_RUN", "OK", "ROUNDS",
+           "SweepRow", "SweepTable", "UNGROUPED", "Variant", "WARMUP", "load_sweep", "problem_of", "run_sweep_cli",
+           "sweep", "with_grouping", "with_stages", "with_tile"]

@@ -367,8 +367,19 @@ def traced_launcher(src: KernelSource, **kw: Any):
 
 def trace(design: Any, *, n: int | None = None, instrument: Instrument | None = None, seed: int | None = None,
           blocks_per_sm: int | None = None, grid: int | None = None, budget_ms: float | None = None,
-          tuning: Mapping[str, Any] | None = None, validate: bool = True) -> Trace:
-    """Run ``design``'s instrumented kernel (verified) and decode its stamps; see the module docstring."""
+          tuning: Mapping[str, Any] | None = None, validate: bool = True, executor: Any = None) -> Trace:
+    """Run ``design``'s instrumented kernel (verified) and decode its stamps; see the module docstring.
+
+    The run happens in a GPU worker process (``executor``; ``"inline"``: this process), so a kernel
+    that traps raises ``KernelFault`` here and this process stays usable.
+    """
+    from .executor import get_executor
+    ex = get_executor(executor)
+    if ex.name != "inline":
+        from .isolated import on_gpu
+        kwargs = dict(n=n, instrument=instrument, seed=seed, blocks_per_sm=blocks_per_sm, grid=grid,
+                      budget_ms=budget_ms, tuning=dict(tuning) if tuning else None, validate=validate)
+        return on_gpu(trace, design, kwargs, executor=ex, what="trace", progress=False)
     from .run import BUDGET_MS, Workload, emit_cached
     spec = instrument or Instrument()
     src = emit_cached(design, validate=validate, tuning=dict(tuning or {}), instrument=spec)

@@ -1,9 +1,12 @@
 """Compile & Benchmark: generate the kernel, compile it for sm_90a and sm_100a, then run and time
 the design against its ungrouped twin and the library peer, each verified first.
 
-Progress is shown step by step.  Without a GPU the pane says so and still compiles for both
-architectures; a kernel that hangs is stopped by its watchdog and the watchdog's message (which
-task, barrier, stage, phase and iteration stopped) is shown.  The chart is plain HTML bars.
+Progress is shown step by step, the benchmark's rounds with tqdm's rate and ETA.  Without a GPU
+the pane says so and still compiles for both architectures; the benchmark runs in a GPU worker
+process, so a kernel that traps costs that worker (the pane shows the error and its likely
+cause) and never the notebook; a kernel that hangs is stopped by its watchdog and the watchdog's
+message (which task, barrier, stage, phase and iteration stopped) is shown.  The chart is plain
+HTML bars.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from typing import Any, Callable
 import ipywidgets as W
 
 from ..codegen.kernel import emit
-from ..errors import CompileError, GpuUnavailable, KernelHangError
+from ..errors import CompileError, GpuUnavailable, KernelFault, KernelHangError
 from ..model.targets import ARCHES
 from ..runtime._cupy import gpu_available
 from ..runtime.bench import benchmark
@@ -121,15 +124,17 @@ class BenchPane:
     def _step(self, i: int, text: str) -> None:
         """Step ``i`` of ``STEPS`` begins (``text``); the ones before it are done (tqdm's ETA)."""
         while self._bar is not None and self._bar.done < min(i, len(self.STEPS)):
-            self._bar.step(self.STEPS[self._bar.done])
+            self._bar.update(1, self.STEPS[self._bar.done])
         self.progress.value = i
         self.stage.value = f"<span class='pg-note'>{escape(text)} ...</span>" if text else ""
 
-    def _show_eta(self, state: Any) -> None:
-        self.eta.value = f"<span class='pg-note'>{escape(state.text())}</span>"
+    def _show_eta(self, done: int, total: int, text: str) -> None:
+        """The steps of compile and benchmark, with tqdm's rate and ETA."""
+        self.eta.value = f"<span class='pg-note'>{escape(text)}</span>"
 
-    def _timing(self, state: Any) -> None:
-        self.eta.value = f"<span class='pg-note'>timing: {escape(state.text())}</span>"
+    def _bench_progress(self, done: int, total: int, text: str) -> None:
+        """The benchmark's rounds, relayed from its GPU worker, with tqdm's rate and ETA."""
+        self.stage.value = f"<span class='pg-note'>{escape(self.STEPS[-1])}: {escape(text)}</span>"
 
     def _log(self, html: str) -> None:
         self.log.value += f"<div>{html}</div>"
@@ -142,7 +147,7 @@ class BenchPane:
         self.results.value = ""
         self.eta.value = ""
         self.last = None
-        self._bar = Progress(len(self.STEPS), enabled=False, on_step=self._show_eta)
+        self._bar = Progress(len(self.STEPS), "compile & benchmark", "step", enabled=False, on_update=self._show_eta)
         try:
             return self._run(design)
         finally:
@@ -183,12 +188,18 @@ class BenchPane:
         try:
             if not gpu_available():
                 raise GpuUnavailable("CuPy sees no NVIDIA GPU in this Python process")
-            results = benchmark(design, progress=self._timing)
+            results = benchmark(design, progress=False, on_progress=self._bench_progress)
         except GpuUnavailable as exc:
             self._log(f"<div class='pg-na'>no GPU here, so nothing was timed ({escape(str(exc))}); "
                       f"the CUDA kernel was compiled for {' and '.join(ARCHES)} above.</div>")
             self._step(len(self.STEPS), "")
             self.stage.value = "<span class='pg-note'>compiled only (no GPU)</span>"
+            return None
+        except KernelFault as exc:
+            self._log(f"<span class='pg-bad'>the kernel failed and took its worker process with it: "
+                      f"{escape(str(exc))}</span><div class='pg-note'>this notebook is unaffected; the next run starts "
+                      "a fresh worker</div>")
+            self._step(len(self.STEPS), "")
             return None
         except KernelHangError as exc:
             record = "".join(f"<tr><td>{escape(str(k))}</td><td>{escape(str(v))}</td></tr>" for k, v in exc.record.items())

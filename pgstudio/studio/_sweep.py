@@ -1,9 +1,13 @@
-"""The Sweep tab: try stage counts x bytes per stage x groupings of the current design.
+"""The Sweep tab: try stage counts x tiles x groupings of the current design, or load past results.
 
-A thin view over ``pgstudio.runtime.sweep.sweep``: the fields are parsed into lists, the sweep
-runs on the studio's current design, its progress drives the bar, and the result shows as its
-own rich display (the table naming the best variant, and the heatmap).  Invalid variants are
-listed with their diagnostics even without a GPU; valid ones then say why they were not run.
+A thin view over ``pgstudio.runtime.sweep.sweep``: the fields are parsed into lists (empty
+fields mean the design's own defaults, which "Defaults" writes into them: for a GEMM design the
+tiles are BMxBNxBK shapes and the stages stop where shared memory does), the sweep runs on the
+studio's current design in the chosen executor, its progress drives the bar with tqdm's rate
+and ETA, and the result shows as a real HTML table with the heatmap (``render.display``).
+Invalid variants are listed with their diagnostics; without a GPU every valid variant is
+compiled and the tab says nothing was timed.  With a results file the sweep is appended to it
+as it goes and resumed next time; "Load" shows a results file without running anything.
 """
 
 from __future__ import annotations
@@ -13,12 +17,12 @@ from typing import Any, Callable
 
 import ipywidgets as W
 
-from ..runtime.sweep import sweep
+from ..runtime.executor import NAMES
+from ..runtime.sweep import GROUPINGS, load_sweep, sweep
+from ..runtime.sweep_space import parse_tile, space_for
 from ._snapshot import rich_html
 
 TITLE = "Sweep"
-GROUPINGS = ("designed", "ungrouped", "Merge", "FusedMerge", "Fork")
-DEFAULT_ON = ("designed", "ungrouped", "Merge", "FusedMerge")
 
 
 def parse_ints(text: str, what: str) -> list[int]:
@@ -37,38 +41,90 @@ def parse_ints(text: str, what: str) -> list[int]:
     return out
 
 
+def parse_tiles(text: str) -> list[tuple[int, ...]]:
+    """"4096 8192" -> [(4096,), (8192,)]; "128x256x64" -> [(128, 256, 64)]; a ValueError otherwise."""
+    out = []
+    for part in text.replace(",", " ").split():
+        try:
+            out.append(parse_tile(part))
+        except Exception as exc:  # noqa: BLE001 - PgStudioError from the runtime: one message
+            raise ValueError(f"tiles: {exc}") from None
+    if not out:
+        raise ValueError("tiles: give at least one tile")
+    return out
+
+
 class SweepPane:
     def __init__(self, current: Callable[[], Any]) -> None:
         """``current()``: the design whose variants are swept."""
         self.current = current
-        self.stages = W.Text(value="2 4 6 8", description="stages", layout=W.Layout(width="260px"))
-        self.tiles = W.Text(value="1024 2048 4096 8192", description="stage bytes", layout=W.Layout(width="320px"))
-        self.groupings = {g: W.Checkbox(value=g in DEFAULT_ON, description=g, indent=False,
+        hint = "the design's defaults"
+        self.stages = W.Text(value="", placeholder=hint, description="stages", layout=W.Layout(width="260px"))
+        self.tiles = W.Text(value="", placeholder=hint, description="tiles",
+                            tooltip="bytes per stage (streaming) or BMxBNxBK (GEMM)", layout=W.Layout(width="340px"))
+        self.defaults = W.Button(description="Defaults", icon="magic", layout=W.Layout(width="110px"),
+                                 tooltip="fill the fields with this design's default sweep")
+        self.defaults.on_click(lambda _b: self.fill_defaults())
+        self.groupings = {g: W.Checkbox(value=g in ("designed", "ungrouped"), description=g, indent=False,
                                         layout=W.Layout(width="120px")) for g in GROUPINGS}
+        self.executor = W.Dropdown(options=NAMES, value="embedded", description="run in",
+                                   tooltip="embedded: worker processes (a crashing kernel costs a worker); "
+                                   "inline: this process (debugging); ray: a Ray cluster",
+                                   layout=W.Layout(width="200px"))
+        self.compile_only = W.Checkbox(value=False, description="compile only", indent=False,
+                                       layout=W.Layout(width="120px"))
+        self.results_file = W.Text(value="", placeholder="results file (.jsonl): append and resume",
+                                   layout=W.Layout(width="340px"))
+        self.load_button = W.Button(description="Load", icon="folder-open", layout=W.Layout(width="90px"),
+                                    tooltip="show the results file as a table, running nothing")
+        self.load_button.on_click(lambda _b: self.load())
         self.button = W.Button(description="Run sweep", icon="th", button_style="primary",
-                               tooltip="compile, verify and time every variant (GPU); invalid ones are listed",
+                               tooltip="compile every variant; on a GPU verify and time them; invalid ones are listed",
                                layout=W.Layout(width="160px"))
         self.button.on_click(lambda _b: self.run())
         self.progress = W.IntProgress(min=0, max=1, value=0, layout=W.Layout(width="260px"))
-        self.note = W.HTML("<span class='pg-note'>each valid variant is verified before it is timed</span>")
+        self.note = W.HTML("<span class='pg-note'>each valid variant is compiled, then verified before it is "
+                           "timed</span>")
         self.results = W.HTML()
-        self.widget = W.VBox([W.HBox([self.stages, self.tiles]), W.HBox(list(self.groupings.values())),
+        self.widget = W.VBox([W.HBox([self.stages, self.tiles, self.defaults]), W.HBox(list(self.groupings.values())),
+                              W.HBox([self.executor, self.compile_only, self.results_file, self.load_button],
+                                     layout=W.Layout(align_items="center")),
                               W.HBox([self.button, self.progress, self.note], layout=W.Layout(align_items="center")),
                               self.results])
         self.last: Any = None
 
-    def _progress(self, done: int, total: int, label: str) -> None:
+    def fill_defaults(self) -> None:
+        """Write the current design's default space into the fields."""
+        try:
+            space = space_for(self.current())
+        except Exception as exc:  # noqa: BLE001 - a design with nothing to sweep says why
+            self.results.value = f"<span class='pg-bad'>{escape(str(exc))}</span>"
+            return
+        self.stages.value = " ".join(map(str, space.stages))
+        self.tiles.value = " ".join("x".join(map(str, t)) for t in space.tiles)
+        for g, box in self.groupings.items():
+            box.value = g in space.groupings
+
+    def _progress(self, done: int, total: int, text: str) -> None:
         self.progress.max = max(total, 1)
         self.progress.value = done
-        self.note.value = f"<span class='pg-note'>built {escape(label)} ({done}/{total})</span>"
+        self.note.value = f"<span class='pg-note'>{escape(text)}</span>"
+
+    def _show(self, table: Any) -> Any:
+        self.last = table
+        best = table.best
+        self.note.value = (f"<span class='pg-ok'>{escape(table.verdict())}</span>" if best else
+                           f"<span class='pg-note'>nothing timed: {escape(table.note)}</span>")
+        self.results.value = rich_html(table)
+        return table
 
     def run(self) -> Any:
         """Sweep the current design; returns the table (or None when the fields are wrong)."""
         self.results.value = ""
         self.last = None
         try:
-            stages = parse_ints(self.stages.value, "stages")
-            tiles = parse_ints(self.tiles.value, "stage bytes")
+            stages = parse_ints(self.stages.value, "stages") if self.stages.value.strip() else None
+            tiles = parse_tiles(self.tiles.value) if self.tiles.value.strip() else None
             chosen = [g for g, box in self.groupings.items() if box.value]
             if not chosen:
                 raise ValueError("pick at least one grouping")
@@ -78,18 +134,30 @@ class SweepPane:
         self.button.disabled = True
         self.progress.value = 0
         try:
-            table = sweep(self.current(), stages, tiles, chosen, progress=False, on_progress=self._progress)
+            table = sweep(self.current(), stages, tiles, chosen, executor=self.executor.value,
+                          results=self.results_file.value.strip() or None,
+                          compile_only=True if self.compile_only.value else None,
+                          progress=False, on_progress=self._progress)
         except Exception as exc:  # the GPU boundary: a message, never a traceback
-            self.results.value = f"<span class='pg-bad'>sweep failed: {escape(type(exc).__name__)}: {escape(str(exc))}</span>"
+            self.results.value = (f"<span class='pg-bad'>sweep failed: {escape(type(exc).__name__)}: "
+                                  f"{escape(str(exc))}</span>")
             return None
         finally:
             self.button.disabled = False
-        self.last = table
-        best = table.best
-        self.note.value = (f"<span class='pg-ok'>best: {escape(best.label)}</span>" if best else
-                           f"<span class='pg-note'>nothing timed: {escape(table.note)}</span>")
-        self.results.value = rich_html(table)
-        return table
+        return self._show(table)
+
+    def load(self) -> Any:
+        """Show the results file named in the field (nothing runs)."""
+        path = self.results_file.value.strip()
+        if not path:
+            self.results.value = "<span class='pg-bad'>give the results file to load</span>"
+            return None
+        try:
+            table = load_sweep(path)
+        except Exception as exc:  # noqa: BLE001 - a bad file is a message
+            self.results.value = f"<span class='pg-bad'>{escape(str(exc))}</span>"
+            return None
+        return self._show(table)
 
 
 def attach(current: Callable[[], Any], tab: Any) -> SweepPane:
@@ -101,4 +169,4 @@ def attach(current: Callable[[], Any], tab: Any) -> SweepPane:
     return pane
 
 
-__all__ = ["SweepPane", "attach", "parse_ints"]
+__all__ = ["SweepPane", "attach", "parse_ints", "parse_tiles"]

@@ -98,3 +98,13 @@ def test_check_config_names_the_resource():
     assert [d.code for d in diags] == ["config.num_stages", "config.tma_bytes", "config.group_size"]
     assert all(d.where == ("smem_a",) and "resource 'smem_a'" in d.message for d in diags)
     assert "num_bytes is 24" in diags[1].message and "TmaAsync" in diags[1].message
+
+
+def test_factories_are_also_static_methods_of_pipeline_config_as_in_ts():
+    from pgstudio.model.config import FACTORIES
+
+    for ptype, factory in FACTORIES.items():
+        method = getattr(PipelineConfig, factory.__name__)
+        assert method is factory
+        cfg = method(num_stages=3, num_bytes=1024)
+        assert cfg == factory(num_stages=3, num_bytes=1024) and cfg.pipeline_type is ptype

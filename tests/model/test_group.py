@@ -5,7 +5,8 @@ import itertools
 import pytest
 
 from pgstudio import (Agent, CooperativeGroup, DesignError, MemoryResource, PipelineGroup, PipelineGroupMode,
-                      PipelineType, create_tma_async_pipeline_cfg, create_tma_umma_pipeline_cfg)
+                      PipelineType, create_async_umma_pipeline_cfg, create_tma_async_pipeline_cfg,
+                      create_tma_umma_pipeline_cfg)
 from pgstudio.model import MemberRef
 from pgstudio.model.config import FACTORIES
 from pgstudio.model.group_rules import ALLOWED_MIXES
@@ -75,6 +76,42 @@ def test_a_resource_already_in_another_group_is_rejected():
     assert "resource 'smem_a' is already in group 'ab'" in msg
     first.release_members()
     assert PipelineGroup("ac", [a, c], Merge).member_names == ("smem_a", "smem_c")
+
+
+def test_a_second_group_of_the_same_name_cannot_claim_a_member_of_a_live_group():
+    a, b, c = res("smem_a"), res("smem_b"), res("smem_c")
+    first = PipelineGroup("ab", [a, b], Merge)
+    msg = reject("group.membership", "ab", [a, c], Merge)
+    assert "already in group 'ab' (a group of the same name is still another group)" in msg
+    assert first.member_names == ("smem_a", "smem_b")
+
+
+def test_membership_lasts_while_the_member_or_the_group_lives_as_in_ts():
+    import gc
+
+    a, b = res("smem_a"), res("smem_b")
+    PipelineGroup("ab", [a, b], Merge)  # the group object is dropped at once ...
+    gc.collect()
+    msg = reject("group.membership", "ac", [a, res("smem_c")], Merge)  # ... but its member keeps it alive
+    assert "resource 'smem_a' is already in group 'ab'" in msg and "fix: call ab.release_members() first" in msg
+
+
+def test_a_refused_group_claims_nothing():
+    a, bad = res("smem_a"), res("smem_b", stages=3)
+    reject("group.num_stages", "ab", [a, bad], Merge)
+    assert PipelineGroup("ab", [a, res("smem_c")], Merge).member_names == ("smem_a", "smem_c")
+
+
+def test_copies_and_pickles_of_a_member_are_new_unclaimed_resources():
+    import copy
+    import pickle
+
+    a = res("smem_a")
+    g = PipelineGroup("ab", [a, res("smem_b")], Merge)
+    for twin in (copy.copy(a), copy.deepcopy(a), pickle.loads(pickle.dumps(a))):
+        assert twin == a and twin is not a
+        assert PipelineGroup("g2", [twin, res("smem_c")], Merge).member_names == ("smem_a", "smem_c")
+    assert pickle.loads(pickle.dumps(g)).member_names == ("smem_a", "smem_b")
 
 
 def test_unchecked_groups_neither_check_nor_claim():
@@ -221,6 +258,13 @@ def test_an_explicit_fork_config_is_checked_on_the_producer_side():
                                                     res("smem_q", T.TmaUmma, nbytes=4096, aliases="smem_p")],
                  Fork, pipeline_config=bad)
     assert "num_bytes 8192, expected 4096" in msg
+
+
+def test_an_explicit_config_of_members_of_one_type_must_have_that_type():
+    a, b = res("smem_a", T.TmaUmma), res("smem_b", T.TmaUmma)  # consumer kind umma either way
+    cfg = create_async_umma_pipeline_cfg(num_stages=4, num_bytes=2048, producer_group=threads(1))
+    msg = reject("group.explicit_config", "ab", [a, b], Merge, pipeline_config=cfg)
+    assert "explicit pipeline_config has pipeline_type 'AsyncUmma', expected 'TmaUmma'" in msg
 
 
 def test_explicit_config_must_be_a_pipeline_config():

@@ -1,30 +1,47 @@
 """runtime.progress: one tqdm-drawn bar with an ETA for compile, benchmark and sweep; the studio
-gets the same figures through ``on_step``."""
+gets the same figures through ``on_update``; a worker relays its steps to the caller's process."""
 
 from __future__ import annotations
 
-import io
+import queue
 
+from pgstudio.runtime import progress
 from pgstudio.runtime.progress import Progress
 
 
-def test_steps_count_and_estimate_the_time_left():
+def test_steps_count_and_carry_tqdms_meter_with_an_eta(capsys):
     seen = []
-    out = io.StringIO()
-    with Progress(4, enabled=True, desc="compile", on_step=seen.append, file=out) as bar:
+    with Progress(4, "compile", "target", enabled=True, on_update=lambda d, t, text: seen.append((d, t, text))) as bar:
         for arch in ("a", "b", "c", "d"):
-            bar.step(arch)
-    assert [s.done for s in seen] == [1, 2, 3, 4] and seen[-1].label == "d"
-    assert seen[0].remaining is not None and seen[0].remaining >= 0 and seen[-1].remaining == 0
-    assert "compile" in out.getvalue() and "4/4" in out.getvalue()  # tqdm drew it
-    assert seen[1].text().startswith("2/4 b, 00:00 so far, about")
-    assert "left" not in seen[-1].text()
+            bar.update(1, arch)
+    assert [s[0] for s in seen] == [1, 2, 3, 4] and all(s[1] == 4 for s in seen)
+    assert seen[1][2].startswith("2/4 [") and "<" in seen[1][2] and seen[1][2].endswith(" b")  # elapsed<remaining
+    assert "compile" in capsys.readouterr().err  # tqdm drew its bar on stderr
 
 
 def test_a_disabled_bar_still_counts_and_calls_back():
     seen = []
-    bar = Progress(2, enabled=False, on_step=seen.append)
-    bar.step("x")
-    bar.step("y")
+    bar = Progress(2, enabled=False, on_update=lambda d, t, text: seen.append(text.split()[-1]))
+    bar.update(1, "x")
+    bar.update(1, "y")
     bar.close()
-    assert bar.done == 2 and [s.label for s in seen] == ["x", "y"]
+    assert bar.done == 2 and seen == ["x", "y"]
+
+
+def test_in_a_worker_steps_go_to_the_relay_and_the_caller_absorbs_them():
+    q: queue.Queue = queue.Queue()
+    progress.relay_to(q)
+    try:
+        progress.running("job-1")
+        worker_bar = Progress(3, "benchmark", "launch", enabled=True)
+        assert worker_bar.bar is None  # a worker draws nothing itself
+        worker_bar.update(2, "round 2")
+    finally:
+        progress.relay_to(None)
+        progress._RELAY.clear()
+    job, desc, unit, done, total, label = q.get_nowait()
+    assert (job, desc, unit, done, total, label) == ("job-1", "benchmark", "launch", 2, 3, "round 2")
+    seen = []
+    here = Progress(1, "benchmark", "launch", enabled=False, on_update=lambda d, t, text: seen.append((d, t)))
+    here.absorb(done, total, label)
+    assert seen == [(2, 3)] and here.total == 3

@@ -70,6 +70,8 @@ def test_decode_names_every_stamp_as_the_simulator_would(merge_src):
     assert ("load_a", "ab.full_0") in arrivals and ("store", "ab.shared_empty") in arrivals
     waits = [e for e in tl.lane("store") if e.op == "wait"]
     assert [e.kind for e in waits] == [SYNC, SYNC] and waits[0].duration == 0  # blocked time is its own event
+    import pickle  # trace() runs in a worker process: its Trace crosses back pickled
+    assert pickle.loads(pickle.dumps(tr)).timeline().events == tl.events
 
 
 def test_full_slabs_missing_blocks_and_wrapped_iterations(merge_src):

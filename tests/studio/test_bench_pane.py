@@ -40,7 +40,7 @@ def fake_runtime(monkeypatch, *, gpu, bench=None):
     monkeypatch.setattr(_bench_pane, "compile_cubin", compile_cubin)
     monkeypatch.setattr(_bench_pane, "gpu_available", lambda: gpu)
     monkeypatch.setattr(_bench_pane, "benchmark",
-                        bench or (lambda design, progress=True: pytest.fail("benchmark called without a GPU")))
+                        bench or (lambda design, **kw: pytest.fail("benchmark called without a GPU")))
     return compiled
 
 
@@ -60,14 +60,15 @@ def test_without_a_gpu_it_compiles_both_targets_and_says_so(studio, monkeypatch)
     assert compiled == ["sm_90a", "sm_100a"]
     assert "compiled for <b>sm_90a</b> (1,000 B cubin" in log and "<b>sm_100a</b>" in log
     assert "no GPU here" in log and studio.bench.progress.value == studio.bench.progress.max
-    assert "4/4 verify and time on the GPU" in studio.bench.eta.value and "so far" in studio.bench.eta.value
+    eta = studio.bench.eta.value
+    assert eta.count("4/4 [") == 1 and "step/s]" in eta and "verify and time on the GPU" in eta  # tqdm's meter
     assert not studio.bench.button.disabled
 
 
 def test_results_become_a_table_and_bars(studio, monkeypatch):
     table = Table((Row("merge_copy", "pgstudio", 0.50), Row("merge_copy_ungrouped", "twin", 0.55),
                    Row("cupy elementwise", "CuPy", 0.80)))
-    fake_runtime(monkeypatch, gpu=True, bench=lambda design, progress=True: table)
+    fake_runtime(monkeypatch, gpu=True, bench=lambda design, **kw: table)
     assert studio.compile_and_benchmark() is table
     html = studio.bench.results.value
     assert "results table" in html and html.count("µs</td>") == 3 and "500.0 µs" in html
@@ -77,7 +78,7 @@ def test_results_become_a_table_and_bars(studio, monkeypatch):
 
 
 def test_a_hang_shows_the_watchdog_message(studio, monkeypatch):
-    def hang(design, progress=True):
+    def hang(design, **kw):
         raise KernelHangError("watchdog: task 'store' stopped in ab.smem_a.wait() on ab.full_0[1] parity 0",
                               {"task": "store", "barrier": "ab.full_0", "stage": 1, "phase": 0, "iteration": 5})
 
@@ -87,8 +88,25 @@ def test_a_hang_shows_the_watchdog_message(studio, monkeypatch):
     assert "hung" in log and "ab.smem_a.wait()" in log and "<td>iteration</td><td>5</td>" in log
 
 
+def test_a_kernel_that_kills_its_worker_is_a_message_and_the_pane_stays_usable(studio, monkeypatch):
+    from pgstudio.errors import KernelFault
+
+    def trap(design, on_progress=None, **kw):
+        on_progress(3, 30, "3/30 [00:00<00:02, 12.00 launch/s] merge_copy")
+        assert "3/30" in studio.bench.stage.value  # the relayed rounds show while it runs
+        raise KernelFault("benchmark of design 'merge_copy' failed on GPU 0 worker (pid 7): CUDARuntimeError: "
+                          "cudaErrorLaunchFailure", "design.validate() reports [pipeline.arrive_count] ...")
+
+    fake_runtime(monkeypatch, gpu=True, bench=trap)
+    assert studio.compile_and_benchmark() is None
+    log = studio.bench.log.value
+    assert "took its worker process with it" in log and "cudaErrorLaunchFailure" in log
+    assert "likely cause: design.validate() reports [pipeline.arrive_count]" in log
+    assert "this notebook is unaffected" in log and not studio.bench.button.disabled
+
+
 def test_a_failing_gpu_call_is_a_message(studio, monkeypatch):
-    fake_runtime(monkeypatch, gpu=True, bench=lambda design, progress=True: (_ for _ in ()).throw(ImportError("libcurand")))
+    fake_runtime(monkeypatch, gpu=True, bench=lambda design, **kw: (_ for _ in ()).throw(ImportError("libcurand")))
     assert studio.compile_and_benchmark() is None
     assert "benchmark failed: ImportError: libcurand" in studio.bench.log.value
 

@@ -1,0 +1,61 @@
+"""Where kernels run: worker processes by default, this process for debugging, Ray for clusters.
+
+======================  ==========================================================================
+``"embedded"``          the default: worker processes on this machine, one per GPU for launches and
+                        timing, one per core for NVRTC compiles (``embedded.EmbeddedExecutor``); a
+                        trap, an illegal address or a hang costs a worker, never the notebook
+``"inline"``            every job in the calling process, one after another (debugging)
+``"ray"``               Ray tasks on a local instance or a cluster (``cluster.RayExecutor``)
+======================  ==========================================================================
+
+``get_executor(None)`` is the default: ``$PGSTUDIO_EXECUTOR`` when set, else one shared
+embedded executor whose workers start on the first job and stay warm for the next.
+Benchmarks, sweeps and traces take ``executor=`` with any of the names above or an instance.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from ...errors import PgStudioError
+from ._job import Failure, Job, Outcome, WithPayload
+from .base import Executor, Session
+
+NAMES = ("embedded", "inline", "ray")
+_SHARED: dict[str, Executor] = {}
+
+
+def default_name() -> str:
+    """``$PGSTUDIO_EXECUTOR`` or ``"embedded"``."""
+    return os.environ.get("PGSTUDIO_EXECUTOR", "").strip() or "embedded"
+
+
+def get_executor(spec: Any = None) -> Executor:
+    """An executor from a name (see the module docstring), an ``Executor``, or None (the default)."""
+    if isinstance(spec, Executor):
+        return spec
+    name = default_name() if spec is None else spec
+    if not isinstance(name, str) or name not in NAMES:
+        raise PgStudioError(f"executor {name!r} is not known; use one of {', '.join(NAMES)} or an Executor instance")
+    if name not in _SHARED:
+        if name == "embedded":
+            from .embedded import EmbeddedExecutor
+            _SHARED[name] = EmbeddedExecutor()
+        elif name == "inline":
+            from .inline import InlineExecutor
+            _SHARED[name] = InlineExecutor()
+        else:
+            from .cluster import RayExecutor
+            _SHARED[name] = RayExecutor()
+    return _SHARED[name]
+
+
+def shutdown() -> None:
+    """Stop the shared executors' workers (they start again when needed)."""
+    for ex in list(_SHARED.values()):
+        ex.close()
+
+
+__all__ = ["Executor", "Failure", "Job", "NAMES", "Outcome", "Session", "WithPayload", "default_name", "get_executor",
+           "shutdown"]

@@ -1,0 +1,141 @@
+"""``load(path)``: run a TS design script under pgstudio.ts and return the design it built.
+
+SECURITY: this executes the script -- arbitrary Python, with the user's rights.  It is meant for
+the user's own TS scripts; pgstudio never runs one implicitly (a design file is JSON and loading
+it executes nothing).
+
+While the script runs, its TS imports resolve to pgstudio.ts: ``cutlass.pipeline`` to
+``pgstudio.ts.pipeline``, ``cutlass.experimental.task_scheduling`` and its submodules to
+``pgstudio.ts``; any other ``cutlass`` module (the CuTe DSL) is refused with a clear message.
+The real ``cutlass`` modules, if installed, are hidden for that time and restored afterwards, so
+a script behaves the same with or without TS installed.  The script runs as ``__main__`` with
+``sys.argv == [path]``.  It must build exactly one ``TaskManager``.
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import importlib.abc
+import sys
+import traceback
+import types
+from pathlib import Path
+from typing import Any, Iterator
+
+from ..errors import DesignError, PgStudioError
+from ..model.design import Design
+from ._manager import capture_managers, stop_capture
+
+#: TS's submodules, all answered by pgstudio.ts (``pipeline`` by pgstudio.ts.pipeline).
+TS_SUBMODULES = ("enums", "memory", "pipeline_group", "resources", "schedule_builder", "task", "task_manager",
+                 "exhaustive_checker", "schedule_legacy_adapter")
+TS_PACKAGE = "cutlass.experimental.task_scheduling"
+
+
+def _stub(name: str) -> types.ModuleType:
+    module = types.ModuleType(name, f"pgstudio.ts stand-in for {name} while a TS script is loaded")
+    module.__path__ = []  # a package, so its TS submodules import
+
+    def __getattr__(attr: str) -> Any:
+        raise AttributeError(f"ts: {name}.{attr} is not available under pgstudio.ts: pgstudio reads the design part "
+                             f"of a TS script (resources, groups, schedules, tasks), not CuTe DSL code")
+
+    module.__getattr__ = __getattr__
+    return module
+
+
+class _RefuseCutlass(importlib.abc.MetaPathFinder):
+    """Any ``cutlass`` module pgstudio.ts does not stand in for fails with a clear message."""
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> None:
+        if fullname == "cutlass" or fullname.startswith("cutlass."):
+            raise ImportError(f"ts: {fullname} is not available under pgstudio.ts: pgstudio reads the design part of "
+                              f"a TS script (resources, groups, schedules, tasks), not CuTe DSL code; keep kernel code "
+                              f"out of the script pgstudio loads", name=fullname)
+        return None
+
+
+@contextlib.contextmanager
+def ts_imports() -> Iterator[None]:
+    """While active, ``import cutlass.experimental.task_scheduling...`` gives pgstudio.ts (module docstring)."""
+    ts = sys.modules[__name__.rpartition(".")[0]]  # pgstudio.ts, imported before anything can call this
+    aliases: dict[str, types.ModuleType] = {"cutlass": _stub("cutlass"), "cutlass.experimental": _stub(
+        "cutlass.experimental"), "cutlass.pipeline": ts.pipeline, TS_PACKAGE: ts, f"{TS_PACKAGE}.pipeline": ts.pipeline}
+    aliases.update({f"{TS_PACKAGE}.{sub}": ts for sub in TS_SUBMODULES})
+    aliases["cutlass"].pipeline = ts.pipeline
+    aliases["cutlass"].experimental = aliases["cutlass.experimental"]
+    aliases["cutlass.experimental"].task_scheduling = ts
+    hidden = {k: sys.modules.pop(k) for k in [k for k in sys.modules if k == "cutlass" or k.startswith("cutlass.")]}
+    finder = _RefuseCutlass()
+    sys.modules.update(aliases)
+    sys.meta_path.insert(0, finder)
+    try:
+        yield
+    finally:
+        sys.meta_path.remove(finder)
+        for k in [k for k in sys.modules if k == "cutlass" or k.startswith("cutlass.")]:
+            del sys.modules[k]
+        sys.modules.update(hidden)
+
+
+def _script_line(exc: BaseException, path: str) -> str:
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == path]
+    return f", line {frames[-1].lineno}" if frames else ""
+
+
+def load(path: str | Path) -> Design:
+    """Run the TS script at ``path`` and return the design its ``TaskManager`` built (see the
+    module docstring, and its security note)."""
+    p = Path(path)
+    try:
+        source = p.read_text()
+    except OSError as exc:
+        raise PgStudioError(f"cannot read TS script {str(path)!r}: {exc.strerror or exc}") from None
+    filename = str(p)
+    try:
+        code = compile(source, filename, "exec")
+    except SyntaxError as exc:
+        raise DesignError(f"ts: {filename}, line {exc.lineno}: {exc.msg}", code="ts.script",
+                          hint="fix the script's syntax") from None
+    namespace: dict[str, Any] = {"__name__": "__main__", "__file__": filename, "__builtins__": builtins}
+    token, managers = capture_managers()
+    argv = sys.argv
+    try:
+        sys.argv = [filename]
+        with ts_imports():
+            exec(code, namespace)
+    except DesignError as exc:
+        raise type(exc)(f"{filename}{_script_line(exc, filename)}: {exc.args[0] if exc.args else exc}",
+                        code=exc.code) from exc
+    except (SystemExit, KeyboardInterrupt):
+        raise
+    except Exception as exc:  # the user's script failed: say where, in one line
+        raise DesignError(f"ts: running {filename} raised {type(exc).__name__}{_script_line(exc, filename)}: {exc}",
+                          code="ts.script", hint="fix the script (it runs once, under pgstudio.ts names)") from exc
+    finally:
+        sys.argv = argv
+        stop_capture(token)
+    if len(managers) != 1:
+        raise DesignError(f"ts: {filename} built {len(managers)} TaskManager(s), expected exactly one",
+                          code="ts.script", hint="build one TaskManager(tasks=..., resource_dependency_graph=...) at "
+                          "module level (or in a function the script calls)")
+    return managers[0].design
+
+
+def run_import_ts(path: str, out: str | None = None) -> int:
+    """``pgstudio import-ts script.py [--out design.json]``: run the script (it is Python: your own
+    scripts only) and write its design as JSON (to stdout without ``--out``).  What the script
+    prints goes to stderr, so the JSON on stdout stays clean."""
+    with contextlib.redirect_stdout(sys.stderr):
+        design = load(path)
+    text = design.to_json()
+    if out:
+        Path(out).write_text(text)
+        print(f"wrote {out}: {design.summary()}")
+    else:
+        print(text)
+    return 0
+
+
+__all__ = ["TS_PACKAGE", "load", "run_import_ts", "ts_imports"]
