@@ -16,13 +16,15 @@ class DesignError(PgStudioError, ValueError):
     """A design breaks a construction rule (groups, configs, resources, tasks, files).
 
     ``code`` is the stable diagnostic code of the rule, so tools can react to it without parsing
-    the message.
+    the message.  ``diagnostics``: every error when one exception reports several (``emit`` on a
+    design with errors lists them all; ``code`` is then the first one's).
     """
 
-    def __init__(self, message: str, code: str = "", hint: str = "") -> None:
+    def __init__(self, message: str, code: str = "", hint: str = "", diagnostics: tuple = ()) -> None:
         super().__init__(message if not hint else f"{message}; fix: {hint}")
         self.code = code
         self.hint = hint
+        self.diagnostics = tuple(diagnostics)
 
 
 class ScheduleError(DesignError):

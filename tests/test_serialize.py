@@ -46,6 +46,19 @@ def test_the_file_names_its_schema_and_version():
     assert list(obj) == ["schema", "version", "name", "problem", "resources", "graph", "groups", "tasks"]
 
 
+def test_targets_are_an_optional_key():
+    d = merge_copy()
+    assert d.targets == ("sm_90a",) and "targets" not in json.loads(d.to_json())  # the default is not written
+    both = d.with_targets("sm_90a", "sm_100a")
+    obj = json.loads(both.to_json())
+    assert obj["targets"] == ["sm_90a", "sm_100a"] and list(obj)[4] == "targets"
+    assert Design.from_json(both.to_json()) == both
+    odd = Design.from_json(json.dumps({**obj, "targets": ["sm_80"]}))  # loads; validate() says what is wrong
+    assert odd.targets == ("sm_80",) and "design.targets" in odd.validate().codes()
+    with pytest.raises(DesignError, match="targets\\[0\\]: expected a name"):
+        Design.from_json(json.dumps({**obj, "targets": [90]}))
+
+
 def base():
     return json.loads(merge_copy().to_json())
 

@@ -20,15 +20,15 @@ from typing import Any, Sequence
 
 from ..errors import DesignError
 from ..model.design import Design
+from ..model.diagnostic import Diagnostic, error
 from ..model.group import PipelineGroup
 from ..model.kinds import Op, Role, Side, Verb
 from ..model.protocol import ARRIVER, arrives_on, arrives_once, expects_tx, member_actions
 from ..model.resource import Memory, Resource
-from ..model.targets import SMEM_CAPACITY
+from ..model.targets import ARCHES, DTYPE_BYTES, SMEM_CAPACITY, smem_capacity
 
 #: Bytes of one mbarrier.
 BARRIER_BYTES = 8
-#: Shared memory a block may use on H100 / H200 with the opt-in limit.
 #: Data buffers are aligned for 128-byte-swizzled TMA tiles.
 DATA_ALIGN = 1024
 
@@ -230,6 +230,21 @@ def barrier_layout(x: Any) -> BarrierLayout:
 
 
 # -- shared memory ---------------------------------------------------------------------------------
+#
+# What a block really requests: the data buffers, then what the GEMM generator allocates beside
+# them (accumulator staging, the sm_100a tensor-memory extras, alignment slack), then the
+# barriers.  The figure users see and the capacity rule both read this one computation.
+
+#: Accumulator staging rows are padded by 16 bytes against shared-memory bank conflicts.
+STAGING_PAD = 16
+#: A kernel whose 128-byte-swizzled tiles need a 1024-byte-aligned base requests this much slack
+#: and aligns the base by hand when it fits; otherwise it relies on ``__align__(1024)``.
+ALIGN_SLACK = DATA_ALIGN
+#: sm_100a keeps the tensor-memory address (one 8-byte slot) beside the barriers ...
+TMEM_SLOT_BYTES = 8
+#: ... and one ``mma_done`` mbarrier per accumulator stage (tcgen05.commit of a tile's MMAs).
+MMA_DONE_BYTES = BARRIER_BYTES
+
 
 @dataclass(frozen=True)
 class Buffer:
@@ -245,8 +260,35 @@ class Buffer:
 
 
 @dataclass(frozen=True)
+class Staging:
+    """Shared-memory stages of a tensor-memory accumulator in a GEMM kernel.
+
+    sm_90a has no tensor memory: the accumulator lives in the MMA warpgroups' registers and
+    these buffers are its stages, which the epilogue drains.  On sm_100a the MMA task copies
+    tensor memory here with ``tcgen05.ld``.  ``dtype`` is float32, or the operands' 16-bit type
+    when float32 staging does not fit."""
+
+    resource: str
+    offset: int
+    rows: int
+    pitch: int  # bytes per row, padded by STAGING_PAD
+    dtype: str
+    stages: int
+
+    @property
+    def stage_bytes(self) -> int:
+        return self.rows * self.pitch
+
+    @property
+    def num_bytes(self) -> int:
+        return self.stage_bytes * self.stages
+
+
+@dataclass(frozen=True)
 class SmemLayout:
-    """Data buffers then barrier storage, against the per-block capacity."""
+    """Data buffers, accumulator staging, then barrier storage (and the sm_100a extras), against
+    the per-block capacity of ``arch``.  ``total_bytes`` is the dynamic shared memory the kernel
+    requests, alignment slack included."""
 
     buffers: tuple[Buffer, ...]
     data_bytes: int
@@ -254,10 +296,23 @@ class SmemLayout:
     barrier_bytes: int
     capacity: int = SMEM_CAPACITY
     tmem_bytes: int = 0
+    staging: tuple[Staging, ...] = ()
+    extra_bytes: int = 0  # sm_100a: tensor-memory address slot + mma_done barriers, after the barriers
+    slack: int = 0  # requested beyond the end, to align the base by hand
+    arch: str = ""
 
     @property
     def total_bytes(self) -> int:
-        return self.barrier_offset + self.barrier_bytes
+        return self.barrier_offset + self.barrier_bytes + self.extra_bytes + self.slack
+
+    @property
+    def staging_bytes(self) -> int:
+        return sum(s.num_bytes for s in self.staging)
+
+    @property
+    def padding_bytes(self) -> int:
+        """Bytes between the parts (alignment of staging and barriers) plus the slack."""
+        return self.total_bytes - self.data_bytes - self.staging_bytes - self.barrier_bytes - self.extra_bytes
 
     @property
     def fits(self) -> bool:
@@ -269,10 +324,32 @@ class SmemLayout:
                 return b
         raise KeyError(resource)
 
+    def parts(self) -> str:
+        """``data 65536 B + barriers 96 B`` (every part that is there)."""
+        parts = [f"data {self.data_bytes} B"]
+        if self.staging:
+            parts.append(f"accumulator staging {self.staging_bytes} B ({', '.join(sorted({s.dtype for s in self.staging}))})")
+        parts.append(f"barriers {self.barrier_bytes} B")
+        if self.extra_bytes:
+            parts.append(f"tensor-memory slot and mma_done barriers {self.extra_bytes} B")
+        if self.padding_bytes:
+            parts.append(f"alignment {self.padding_bytes} B")
+        return " + ".join(parts)
+
+    def problem(self, design: Design) -> Diagnostic:
+        """The ``smem.capacity`` error of a layout that does not fit (the one capacity rule)."""
+        owners = tuple(dict.fromkeys((*(b.resource for b in self.buffers), *(s.resource for s in self.staging))))
+        hint = "use fewer stages or smaller tiles"
+        if self.staging:
+            hint += ", one accumulator stage, or a smaller BN"
+        return error("smem.capacity", f"shared memory exceeded: {self.parts()} = {self.total_bytes} B, expected at most "
+                     f"{self.capacity} B per block", owners or (design.name,), hint)
+
     def report(self) -> str:
         pct = 100.0 * self.total_bytes / self.capacity
-        return (f"smem: data {self.data_bytes} B + barriers {self.barrier_bytes} B = {self.total_bytes} B "
-                f"of {self.capacity} B ({pct:.1f}%){'' if self.fits else '  DOES NOT FIT'}")
+        where = f" ({self.arch})" if self.staging or self.extra_bytes else ""
+        return (f"smem{where}: {self.parts()} = {self.total_bytes} B of {self.capacity} B ({pct:.1f}%)"
+                f"{'' if self.fits else '  DOES NOT FIT'}")
 
     def __str__(self) -> str:
         return self.report()
@@ -296,9 +373,56 @@ def _buffer_roots(smem: Sequence[Resource]) -> dict[str, str]:
     return roots
 
 
-def smem_layout(design: Design, capacity: int = SMEM_CAPACITY) -> SmemLayout:
-    """Data buffers in resource order (each aligned to ``DATA_ALIGN``; views of one buffer share
-    it, sized for the largest view), then the barriers of ``barrier_layout(design)``."""
+def accumulators(design: Design) -> tuple[Resource, ...]:
+    """Pipelined tensor-memory resources computing ``mma``: what a GEMM kernel stages."""
+    return tuple(r for r in design.resources
+                 if r.memory is Memory.TMEM and r.compute.op == "mma" and r.pipeline_config is not None)
+
+
+def _positive(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v > 0
+
+
+def accumulator_shape(design: Design, acc: Resource) -> tuple[int, int] | None:
+    """(rows, cols) of one accumulator stage: the problem's BM x BN, else the resource's 2-D tile."""
+    p = design.problem_dict
+    if _positive(p.get("BM")) and _positive(p.get("BN")):
+        return p["BM"], p["BN"]
+    if len(acc.tile) == 2 and all(_positive(x) for x in acc.tile):
+        return acc.tile[0], acc.tile[1]
+    return None
+
+
+def _operand_dtype(design: Design, acc: Resource) -> str:
+    deps = [d for d in design.deps(acc.name) if design.has_resource(d)]
+    dt = design.resource(deps[0]).dtype if deps else "float32"
+    return dt if dt in DTYPE_BYTES else "float32"
+
+
+def _default_arch(design: Design) -> str:
+    """The design's target whose layout is the tightest (what a figure must show)."""
+    known = [a for a in design.targets if a in ARCHES] or [ARCHES[0]]
+    if len(known) == 1:
+        return known[0]
+    barriers = barrier_layout(design)
+    return max(known, key=lambda a: smem_layout(design, arch=a, barriers=barriers).total_bytes / smem_capacity(a))
+
+
+def smem_layout(design: Design, capacity: int | None = None, *, arch: str | None = None,
+                staging_dtype: str | None = None, barriers: BarrierLayout | None = None) -> SmemLayout:
+    """The shared memory a block of ``design``'s kernel requests on ``arch`` (default: the
+    design's tightest target), against ``capacity`` (default: the arch's).
+
+    Data buffers in resource order (each aligned to ``DATA_ALIGN``; views of one buffer share it,
+    sized for the largest view); for a GEMM (a tensor-memory accumulator computing ``mma``) the
+    accumulator staging at the next ``DATA_ALIGN`` boundary, float32 when it fits, else
+    ``staging_dtype`` = the operands' type (``staging_dtype`` forces one); the barriers of
+    ``barrier_layout(design)`` 16-byte aligned; on sm_100a the tensor-memory extras; and, when it
+    fits, ``ALIGN_SLACK`` bytes so the kernel can align its base by hand.  ``barriers``: the
+    design's ``barrier_layout`` when the caller has it already.
+    """
+    arch = arch or _default_arch(design)
+    cap = capacity if capacity is not None else (smem_capacity(arch) if arch in ARCHES else SMEM_CAPACITY)
     smem = [r for r in design.resources if r.pipeline_config is not None and r.memory is Memory.SMEM]
     tmem = sum(r.pipeline_config.num_bytes * r.pipeline_config.num_stages for r in design.resources
                if r.pipeline_config is not None and r.memory is Memory.TMEM)
@@ -318,6 +442,22 @@ def smem_layout(design: Design, capacity: int = SMEM_CAPACITY) -> SmemLayout:
         cfg = r.pipeline_config
         buffers.append(Buffer(r.name, offsets[root], cfg.num_bytes, cfg.num_stages, None if root == r.name else root))
     data = offset
-    bar_off = _align(data, 16)
-    nbar = sum(s.stages for s in design_sets(design))
-    return SmemLayout(tuple(buffers), data, bar_off, nbar * BARRIER_BYTES, capacity, tmem)
+    nbar = barriers.num_bytes if barriers is not None else sum(s.stages for s in design_sets(design)) * BARRIER_BYTES
+    accs = [(a, shape) for a in accumulators(design) if (shape := accumulator_shape(design, a)) is not None]
+    if not accs:
+        return SmemLayout(tuple(buffers), data, _align(data, 16), nbar, cap, tmem, arch=arch)
+    extra = sum(TMEM_SLOT_BYTES + MMA_DONE_BYTES * a.pipeline_config.num_stages for a, _ in accs) \
+        if arch == "sm_100a" else 0
+    narrow = _operand_dtype(design, accs[0][0])
+    choices = [staging_dtype] if staging_dtype else list(dict.fromkeys(("float32", narrow)))
+
+    def build(dt: str, slack: int) -> SmemLayout:
+        staging, at = [], _align(data, DATA_ALIGN)
+        for a, (rows, cols) in accs:
+            st = Staging(a.name, at, rows, cols * DTYPE_BYTES.get(dt, 4) + STAGING_PAD, dt, a.pipeline_config.num_stages)
+            staging.append(st)
+            at += st.num_bytes
+        return SmemLayout(tuple(buffers), data, _align(at, 16), nbar, cap, tmem, tuple(staging), extra, slack, arch)
+
+    tries = [build(dt, slack) for slack in (ALIGN_SLACK, 0) for dt in choices]
+    return next((t for t in tries if t.fits), tries[-1])

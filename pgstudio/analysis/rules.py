@@ -3,7 +3,8 @@
 ``validate(design)`` runs the table and collects every diagnostic.  Construction-time rules of
 groups, configs and schedules are the model's own functions (``check_group``, ``check_config``,
 ``check_schedule``), registered here too, so the API raises and the studio reports from the same
-code.
+code.  What the code generators can build is the last entry (``codegen``, from
+``analysis.build``), checked for each of the design's targets: a design with no errors compiles.
 """
 
 from __future__ import annotations
@@ -21,8 +22,11 @@ from ..model.names import name_problem
 from ..model.protocol import SIGNALLER_WHY, expected_threads
 from ..model.resource import COMPUTE_OPS, DTYPES, Memory
 from ..model.schedule_rules import check_schedule
+from ..model.targets import ARCHES
 from ..model.task import MAX_WARPS
-from .layout import smem_layout
+from .build.rules import known_targets, per_target, rule_codegen
+from .expr import compute_exprs
+from .layout import barrier_layout, smem_layout
 
 Rule = Callable[[Design], Iterator[Diagnostic]]
 
@@ -32,6 +36,9 @@ class RuleSpec:
     code: str
     check: Rule
     doc: str
+    #: True: the rule runs only on a design the earlier rules found no error in (it reads a
+    #: consistent design, as the code generators do).
+    needs_consistent: bool = False
 
 
 def rule_names(d: Design) -> Iterator[Diagnostic]:
@@ -46,6 +53,20 @@ def rule_names(d: Design) -> Iterator[Diagnostic]:
                             f"{kind} {item.name!r} has the same name as a {seen[item.name]}; names must be unique in a design",
                             (item.name,), "rename one of them")
             seen.setdefault(item.name, kind)
+
+
+def rule_targets(d: Design) -> Iterator[Diagnostic]:
+    """A design is built for one or more known architectures, each named once."""
+    if not d.targets:
+        yield error("design.targets", f"design {d.name!r} names no target architecture, expected one or more of "
+                    f"{', '.join(ARCHES)}", (d.name,), "set targets=('sm_90a',) or leave the default")
+    for t in dict.fromkeys(d.targets):
+        if t not in ARCHES:
+            yield error("design.targets", f"design {d.name!r}: target {t!r} is unknown, expected one of {', '.join(ARCHES)}",
+                        (d.name,), f"use {' or '.join(repr(a) for a in ARCHES)}")
+        elif d.targets.count(t) > 1:
+            yield error("design.targets", f"design {d.name!r} names target {t!r} {d.targets.count(t)} times",
+                        (d.name,), f"name {t!r} once")
 
 
 def rule_resources(d: Design) -> Iterator[Diagnostic]:
@@ -217,6 +238,11 @@ def rule_graph(d: Design) -> Iterator[Diagnostic]:
                             [fix(f"drop the edge {dep} -> {res}", "remove_edge", dep, res)])
 
 
+def rule_compute(d: Design) -> Iterator[Diagnostic]:
+    """Every computed resource's expression parses against the grammar, over its dependencies."""
+    yield from compute_exprs(d)[1]
+
+
 def rule_release_order(d: Design) -> Iterator[Diagnostic]:
     """A consumer may release an upstream stage only after the DMA (tma / umma) producer work
     that reads it has been issued: otherwise the stage can be overwritten while it is read."""
@@ -278,12 +304,14 @@ def rule_loops(d: Design) -> Iterator[Diagnostic]:
 
 
 def rule_smem(d: Design) -> Iterator[Diagnostic]:
-    smem = smem_layout(d)
-    if not smem.fits:
-        yield error("smem.capacity",
-                    f"shared memory exceeded: data {smem.data_bytes} B + barriers {smem.barrier_bytes} B = {smem.total_bytes} B, "
-                    f"expected at most {smem.capacity} B per block",
-                    tuple(b.resource for b in smem.buffers), "use fewer stages or smaller tiles")
+    """What the kernel requests on each target (data, accumulator staging, barriers) fits a block."""
+    barriers = barrier_layout(d)
+
+    def check(arch: str) -> Iterator[Diagnostic]:
+        smem = smem_layout(d, arch=arch, barriers=barriers)
+        if not smem.fits:
+            yield smem.problem(d)
+    yield from per_target(d, check) if known_targets(d) else check(ARCHES[0])
 
 
 def rule_aliasing(d: Design) -> Iterator[Diagnostic]:
@@ -300,6 +328,7 @@ def rule_aliasing(d: Design) -> Iterator[Diagnostic]:
 
 RULES: tuple[RuleSpec, ...] = (
     RuleSpec("name", rule_names, "names are identifiers and unique"),
+    RuleSpec("design.targets", rule_targets, "target architectures are known, each named once"),
     RuleSpec("resource", rule_resources, "configs, compute ops, dtypes, aliases"),
     RuleSpec("group", rule_groups, "PipelineGroup construction rules (semantics 3)"),
     RuleSpec("task", rule_tasks, "warp ranges and named resources"),
@@ -308,8 +337,10 @@ RULES: tuple[RuleSpec, ...] = (
     RuleSpec("group.collapsed_task", rule_collapsed_task, "one task drives a group's collapsed side"),
     RuleSpec("config.arrive_count", rule_arrive_counts, "declared counts match arriving threads (semantics 2)"),
     RuleSpec("graph", rule_graph, "dependency graph matches the tasks (semantics 6)"),
+    RuleSpec("compute", rule_compute, "compute expressions parse over their dependencies"),
     RuleSpec("schedule.release_before_use", rule_release_order, "upstream release after downstream DMA issue"),
     RuleSpec("schedule.iterations", rule_loops, "pipeline endpoints run equal iteration counts"),
     RuleSpec("resource.alias_unordered", rule_aliasing, "aliased buffers are ordered by a Fork"),
-    RuleSpec("smem", rule_smem, "shared memory fits the block"),
+    RuleSpec("codegen", rule_codegen, "the code generators build the design for every target", needs_consistent=True),
+    RuleSpec("smem", rule_smem, "shared memory fits the block on every target"),
 )

@@ -1,10 +1,12 @@
 """How a design RUNS, as text: ``emit(design)`` -> ``KernelSource`` (CUDA C++ and its launch shape).
 
+The generators render text from the plans of ``analysis.build``, which decide what can be built
+(the ``codegen.*`` rules): a design that validates with no errors always emits.
+
 Standard library only: compiling and running the source is the runtime's job.
 """
 
 from .kernel import ARCHES, emit
-from .ops import CATALOG, FUNCTIONS, parse_expr
 from .source import KernelParam, KernelSource
 
-__all__ = ["ARCHES", "CATALOG", "FUNCTIONS", "KernelParam", "KernelSource", "emit", "parse_expr"]
+__all__ = ["ARCHES", "KernelParam", "KernelSource", "emit"]

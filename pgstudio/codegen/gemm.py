@@ -28,14 +28,14 @@ from __future__ import annotations
 import re
 from contextlib import contextmanager
 
+from ..analysis.build.gemm_plan import PANEL_COLS, SPACES, GemmPlan, plan_gemm
+from ..analysis.expr import compute_expr
 from ..analysis.resolve import BarrierAction, ResolvedLoop, ResolvedStep, TaskPlan, resolve
-from ..errors import DesignError
+from ..analysis.validate import require_valid
 from ..model.design import Design
 from ..model.kinds import AsyncProducerOp, OpKind, Role, Side, Verb, Who
 from . import tcgen05, wgmma
-from .gemm_plan import PANEL_COLS, SPACES, GemmPlan, plan_gemm
 from .gemm_prelude import DIAG_WORDS, prelude
-from .ops import compute_expr
 from .source import KernelParam, KernelSource
 
 #: Named barrier the MMA task syncs on before its elected thread signals (0 is __syncthreads).
@@ -176,7 +176,7 @@ class _Task:
                 self.loops.append("tile")
                 self.walk(n.body)
                 self.loops.pop()
-        elif n.loop.stop == "num_k_tiles":
+        else:  # num_k_tiles, the only other loop a plan admits (codegen.gemm_loop)
             deferred_before = set(self.deferred)
             with c.block("for (kt = 0; kt < num_k_tiles; ++kt)"):
                 c(f"k0 = kt * {self.p.bk};")
@@ -190,10 +190,6 @@ class _Task:
                 with c.block("if (num_k_tiles > 0)"):
                     self.flush_releases()
                 self.deferred.clear()
-        else:
-            raise DesignError(f"task {self.t.name!r}: domain_loop(..., {n.loop.stop!r}) is not a GEMM loop; the GEMM "
-                              "generator knows loops over 'num_tiles' (persistent, output tiles) and 'num_k_tiles'",
-                              code="gemm.loop", hint="loop over num_tiles, and num_k_tiles inside it")
 
     def prescan_releases(self, body) -> None:
         for n in body:
@@ -275,12 +271,8 @@ class _Task:
 
     # -- work ------------------------------------------------------------------------------------
     def coords(self, space: str, who: str) -> tuple[str, str]:
-        """(row0, col0) of a tile of ``space`` in the current loop iteration."""
-        need_k = "K" in SPACES[space]
-        if need_k and "k" not in self.loops:
-            raise DesignError(f"task {self.t.name!r}: {who} is a {space} tile, so it needs the k loop; it is used "
-                              "outside domain_loop(0, 'num_k_tiles', 1)", code="gemm.k_loop",
-                              hint="move it inside the k loop")
+        """(row0, col0) of a tile of ``space`` in the current loop iteration (a tile with a K
+        dimension is used inside the k loop: ``codegen.k_loop``)."""
         base = {"M": "m0", "N": "n0", "K": "k0"}
         r, cl = SPACES[space]
         return base[r], base[cl]
@@ -298,10 +290,7 @@ class _Task:
                     c(f"tma_load_2d({dst} + {q * tile.rows * 128}u, &{tm}, {col0} + {q * PANEL_COLS}, {row0}, "
                       f"{self.addr(copies[0])});")
             return
-        chunks = tile.rows * tile.cols // 8
-        if chunks % self.nt:
-            raise DesignError(f"task {self.t.name!r}: {chunks} 16-byte chunks of {s.target!r} do not split evenly over "
-                              f"{self.nt} threads", code="gemm.async_split", hint="use a 4-warp loader")
+        chunks = tile.rows * tile.cols // 8  # a multiple of the task's threads (codegen.chunk_split)
         op = self.d.resource(s.target).pipeline_config.async_producer_op
         rdim, cdim = SPACES[tile.space]
         cpr = tile.cols // 8
@@ -313,7 +302,7 @@ class _Task:
                   f"const u32 d = dst + (u32)(j >> 3) * {tile.rows * 128}u + (u32)r * 128u + (u32)(((j & 7) ^ (r & 7)) << 4);",
                   f"const int gr = {row0} + r, gc = {col0} + 8 * j;",
                   f"const bool ok = gr < {rdim} && gc < {cdim};",
-                  f"const u16* src = {tile.source} + (ok ? (size_t)gr * {cdim} + gc : 0);")
+                  f"const u16* src = {tensor(tile.source)} + (ok ? (size_t)gr * {cdim} + gc : 0);")
                 if op is AsyncProducerOp.AsyncLoad:
                     c("cp_async_16(d, src, ok ? 16u : 0u);  // out of bounds: zero-fill")
                 else:
@@ -408,10 +397,7 @@ class _Task:
         c, p = self.c, self.p
         out = self.d.resource(rs.step.target)
         ins = list(self.d.deps(out.name))
-        if not (out.compute.expr or len(ins) == 1):
-            raise DesignError(f"output {out.name!r} depends on {ins} but has no expression", code="gemm.store",
-                              hint="give it Compute('store', '<expression over the inputs>')")
-        body = compute_expr(self.d, out.name).to_c({n: f"x_{n}[e]" for n in ins})
+        body = compute_expr(self.d, out.name).to_c({n: f"x_{n}[e]" for n in ins})  # checked: compute.expr
         space = p.gmem_spaces[out.name]
         row0, col0 = self.coords(space, repr(out.name))
         rdim, cdim = SPACES[space]
@@ -420,10 +406,7 @@ class _Task:
         guard = space == "MK" and "tile" in self.loops
         if guard:
             c("// the output does not depend on the N tile: only the first N-tile column writes it")
-        chunks = rows * cols // 8
-        if chunks % self.nt:
-            raise DesignError(f"task {self.t.name!r}: {chunks} chunks of {out.name!r} do not split over "
-                              f"{self.nt} threads", code="gemm.store_split", hint="use a 4-warp task")
+        chunks = rows * cols // 8  # a multiple of the task's threads (codegen.chunk_split)
         with c.block("if (nb == 0)" if guard else ""):
             c("#pragma unroll 2")
             with c.block(f"for (int it = 0; it < {chunks // self.nt}; ++it)"):
@@ -461,7 +444,13 @@ class _Task:
             c("float o[8];", "#pragma unroll", f"for (int e = 0; e < 8; ++e) o[e] = {body};",
               f"uint4 w; w.x = pack_{p.dtype}x2(o[0], o[1]); w.y = pack_{p.dtype}x2(o[2], o[3]);",
               f"w.z = pack_{p.dtype}x2(o[4], o[5]); w.w = pack_{p.dtype}x2(o[6], o[7]);",
-              f"*(uint4*)({out.name} + (size_t)gr * {cdim} + gc) = w;")
+              f"*(uint4*)({tensor(out.name)} + (size_t)gr * {cdim} + gc) = w;")
+
+
+def tensor(name: str) -> str:
+    """The C name of gmem tensor ``name``'s pointer: prefixed, so that no design name (``o``,
+    ``src``, ``M``, ``tile`` ...) can be a local of the kernel or hide one."""
+    return f"g_{name}"
 
 
 def _kernel_name(design: Design) -> str:
@@ -474,8 +463,11 @@ def emit_gemm(design: Design, *, arch: str = "sm_90a", b_major: str = "mn",
     "sm_100a" is compile-only).  ``b_major``: "mn" when gmem B is K x N row-major (D = A @ B),
     "k" when it is stored N x K.  ``acc_stage_dtype`` (sm_90a): the dtype of the shared-memory
     staging of the accumulator; None picks float32 when it fits, else the output dtype.
-    ``validate=False`` skips ``design.validate()`` (to build deliberately wrong kernels)."""
-    p = plan_gemm(design, arch, b_major, acc_stage_dtype, validate=validate)
+    ``validate=False`` skips the design rules (to build deliberately wrong kernels); what the
+    generator cannot build (``codegen.*``) is refused either way, as one ``DesignError``."""
+    if validate:
+        require_valid(design, arch)
+    p = plan_gemm(design, arch, b_major, acc_stage_dtype).require(design.name, arch)
     plans = resolve(design, p.layout)
     c = _Code()
     sm90 = arch == "sm_90a"
@@ -500,7 +492,8 @@ def emit_gemm(design: Design, *, arch: str = "sm_90a", b_major: str = "mn",
             sig.append(f"const __grid_constant__ TmaDesc {prm.name}")
         elif prm.kind == "ptr":
             sig.append(f"int* {prm.name}" if prm.dtype == "int32" else
-                       (f"const u16* __restrict__ {prm.name}" if prm.name in p.pointer_inputs else f"u16* __restrict__ {prm.name}"))
+                       (f"const u16* __restrict__ {tensor(prm.name)}" if prm.name in p.pointer_inputs
+                        else f"u16* __restrict__ {tensor(prm.name)}"))
         elif prm.kind == "i32":
             sig.append(f"int {prm.name}")
         else:

@@ -23,18 +23,23 @@ the task, barrier set and step of each wait so the runtime can say which barrier
 
 from __future__ import annotations
 
+import re
 from typing import Any, Mapping
 
+from ..analysis.build import StreamPlan, TaskCode, is_mma_design, plan_stream
+from ..analysis.expr import FUNCTIONS
+from ..analysis.validate import require_valid
 from ..errors import CompileError
 from ..model.design import Design
 from ..model.kinds import AsyncProducerOp, OpKind, Role, Who
 from ..model.resource import Memory
 from ..model.targets import ARCHES
 from ._writer import Writer
+from .dtypes import dtype
+from .gemm import emit_gemm
 from .instrument import Instrument, Stamps
 from .ptx import DRAIN_NS, PRELUDE, RECORD_INTS
 from .source import KernelParam, KernelSource
-from .stream import StreamPlan, TaskCode, is_mma_design, plan_stream
 
 #: Architectures the generated source is meant for (one cubin each).
 #: Tuning knobs emit() accepts, with their allowed values (first = default).
@@ -46,33 +51,29 @@ volatile while bool true false class new delete this template typename namespace
 protected virtual friend asm u16 u32 u64 uint4 float4 blockIdx threadIdx gridDim blockDim warpSize""".split())
 
 
+#: C functions the expression templates call: a parameter of that name would hide them.
+_C_FUNCTIONS = frozenset(re.findall(r"([A-Za-z_]\w*)\(", " ".join(t for _, t in FUNCTIONS.values())))
+
+
 def cname(name: str) -> str:
-    """A design name as a C identifier that cannot clash with C words or our ``pg_`` names."""
-    return f"{name}_" if name in _C_WORDS or name.startswith(("pg_", "PG_", "__")) else name
-
-
-def _gemm_emitter():
-    """``pgstudio.codegen.gemm.emit_gemm`` when that module exists (MMA designs), else None."""
-    try:
-        from . import gemm  # type: ignore[attr-defined]
-    except ModuleNotFoundError as exc:
-        if exc.name in ("pgstudio.codegen.gemm",):
-            return None
-        raise
-    return getattr(gemm, "emit_gemm", None)
+    """A design name as a C identifier that cannot clash with C words, the functions expressions
+    call, or our ``pg_`` names."""
+    return f"{name}_" if name in _C_WORDS or name in _C_FUNCTIONS or name.startswith(("pg_", "PG_", "__")) else name
 
 
 def emit(design: Design, *, arch: str = "sm_90a", validate: bool = True, watchdog: bool = True,
          tuning: Mapping[str, Any] | None = None, instrument: Instrument | None = None,
          **gemm_options: Any) -> KernelSource:
-    """The warp-specialised kernel of ``design``.
+    """The warp-specialised kernel of ``design`` for ``arch``.
 
-    ``validate=False`` skips ``design.validate()`` (to build deliberately wrong kernels, e.g.
-    for watchdog tests).  ``tuning`` picks streaming code variants (``TUNING``).  ``instrument``
-    (an ``Instrument``) builds a kernel that stamps every step of a sample of blocks
-    (``codegen.instrument``; streaming designs only).  MMA designs are
-    handed to ``pgstudio.codegen.gemm.emit_gemm(design, arch=..., **gemm_options)`` when that
-    module exists; other designs the generator cannot build raise ``CompileError`` saying why.
+    A design that validates with no errors for ``arch`` always emits: what the generators can
+    build is a rule (``codegen.*``, ``analysis.build``).  With errors, ONE ``DesignError`` lists
+    them all.  ``validate=False`` skips the design rules (to build deliberately wrong kernels,
+    e.g. for watchdog tests); what the generator itself cannot build is still refused.
+    ``tuning`` picks streaming code variants (``TUNING``).  ``instrument`` (an ``Instrument``)
+    builds a kernel that stamps every step of a sample of blocks (``codegen.instrument``;
+    streaming designs only).  MMA designs go to ``codegen.gemm.emit_gemm(design, arch=...,
+    **gemm_options)``.  Options that do not apply raise ``CompileError``.
     """
     if arch not in ARCHES:
         raise CompileError(f"arch {arch!r} is not a target; use one of {', '.join(ARCHES)}")
@@ -81,21 +82,17 @@ def emit(design: Design, *, arch: str = "sm_90a", validate: bool = True, watchdo
         if k not in TUNING or v not in TUNING[k]:
             allowed = "; ".join(f"{n}: {', '.join(vals)}" for n, vals in TUNING.items())
             raise CompileError(f"tuning {k}={v!r} is not known; allowed: {allowed}")
-    if validate:
-        design.validate().raise_if_errors()
-    if is_mma_design(design):
-        if instrument is not None:
-            raise CompileError(f"instrumented builds cover streaming designs; {design.name!r} is an MMA design")
-        gemm = _gemm_emitter()
-        if gemm is None:
-            raise CompileError(f"cannot generate a kernel for design {design.name!r}: it uses MMA (tensor memory / "
-                               "umma), and the GEMM generator is not available yet; streaming designs "
-                               "(tma/async producers, async consumers) compile today")
-        return gemm(design, arch=arch, validate=False, **gemm_options)  # validated above when asked
-    if gemm_options:
+    mma = is_mma_design(design)
+    if mma and instrument is not None:
+        raise CompileError(f"instrumented builds cover streaming designs; {design.name!r} is an MMA design")
+    if gemm_options and not mma:
         raise CompileError(f"options {', '.join(sorted(gemm_options))} apply to MMA designs only; "
                            f"{design.name!r} is a streaming design")
-    plan = plan_stream(design)
+    if validate:
+        require_valid(design, arch)
+    if mma:
+        return emit_gemm(design, arch=arch, validate=False, **gemm_options)  # validated above when asked
+    plan = plan_stream(design).require(design.name, arch)
     return _Kernel(plan, arch, watchdog, {k: knobs.get(k, vals[0]) for k, vals in TUNING.items()},
                    instrument).source()
 
@@ -104,6 +101,7 @@ class _Kernel:
     def __init__(self, plan: StreamPlan, arch: str, watchdog: bool, tuning: dict[str, Any],
                  instrument: Instrument | None = None) -> None:
         self.p = plan
+        self.dt = dtype(plan.dtype)
         self.ins = Stamps(plan, instrument) if instrument is not None else None
         self.arch = arch
         self.watchdog = watchdog
@@ -119,16 +117,16 @@ class _Kernel:
         p, w = self.p, self.w
         d = p.design
         w.add(f"// pgstudio: warp-specialised kernel for design {d.name!r}", "kernel")
-        w.add(f"// {p.tile_elems} {p.dtype.name} elements per tile ({p.tile_bytes} B); {p.threads} threads; "
+        w.add(f"// {p.tile_elems} {p.dtype} elements per tile ({p.tile_bytes} B); {p.threads} threads; "
               f"{p.smem.total_bytes} B dynamic shared memory ({p.smem.data_bytes} B data + "
               f"{p.smem.barrier_bytes} B barriers); target {self.arch}")
         w.add(PRELUDE.strip("\n"))
-        w.add(p.dtype.helpers.strip("\n"))
+        w.add(self.dt.helpers.strip("\n"))
         if self.ins:
             w.add(self.ins.prelude())
         w.add("")
         w.add(f"#define PG_TILE {p.tile_elems}")
-        w.add(f"#define PG_ES {p.dtype.size}")
+        w.add(f"#define PG_ES {self.dt.size}")
         w.add(f"#define PG_TILE_VECS {p.tile_bytes // 16}")
         w.add(f"#define PG_DRAIN_NS {DRAIN_NS}ull")
         w.add("// barrier storage (barrier_layout): offset of each set's stage-0 slot from PG_BAR_BASE")
@@ -144,11 +142,11 @@ class _Kernel:
                   f"{b.stage_bytes} B{alias}", f"buffer {b.resource}")
         w.add("")
         self._kernel()
-        params = [KernelParam(cname(n), "ptr", p.dtype.name, n) for n, _ in p.tensors]
+        params = [KernelParam(cname(n), "ptr", p.dtype, n) for n, _ in p.tensors]
         params += [KernelParam("pg_n", "i64"), KernelParam("pg_rec", "watchdog"), KernelParam("pg_budget_ns", "u64")]
         params += [self.ins.param] if self.ins else []
         meta = (
-            ("kind", "stream"), ("dtype", p.dtype.name), ("tile_elems", p.tile_elems), ("vec", p.dtype.vec),
+            ("kind", "stream"), ("dtype", p.dtype), ("tile_elems", p.tile_elems), ("vec", self.dt.vec),
             ("tensors", p.tensors), ("sites", tuple(self.sites)), ("record_ints", RECORD_INTS),
             ("sets", tuple((s.name, s.first, s.stages, s.init_count, s.tx_bytes) for s in p.layout.sets)),
             ("tasks", tuple((t.task.name, t.task.warp_idx, t.task.num_warps) for t in p.tasks)),
@@ -160,7 +158,7 @@ class _Kernel:
 
     def _kernel(self) -> None:
         p, w = self.p, self.w
-        args = [f"{'const ' if not out else ''}{p.dtype.c_type}* __restrict__ {cname(n)}" for n, out in p.tensors]
+        args = [f"{'const ' if not out else ''}{self.dt.c_type}* __restrict__ {cname(n)}" for n, out in p.tensors]
         args += ["const long long pg_n", "int* __restrict__ pg_rec", "const u64 pg_budget_ns"]
         args += [self.ins.c_arg] if self.ins else []
         head = f'extern "C" __global__ void __launch_bounds__({p.threads}) {self.entry}(\n    ' + \
@@ -273,18 +271,14 @@ class _Kernel:
             self.ins.step_end(w)
 
     def _tx_multiple(self, nbytes: int) -> int:
-        if nbytes % self.p.tile_bytes:
-            raise CompileError(f"expect_tx of {nbytes} B is not a whole number of {self.p.tile_bytes}-byte tiles")
+        """Tiles one expect_tx covers (every stage is one tile: ``codegen.tile_uniform``)."""
         return nbytes // self.p.tile_bytes
 
     def _async_load(self, rs) -> bool:
+        """Do the committed members arrive through cp.async (one op per commit: ``codegen.async_producer_op``)?"""
         d = self.p.design
-        names = (d.group(rs.step.target).member_names if rs.step.via == "group" else (rs.step.target,))
-        ops = {d.resource(n).pipeline_config.async_producer_op for n in names}
-        if len(ops) > 1:
-            raise CompileError(f"{rs.step} commits members that mix AsyncThread and AsyncLoad producers; "
-                               "give them one async_producer_op")
-        return ops.pop() is AsyncProducerOp.AsyncLoad
+        name = d.group(rs.step.target).member_names[0] if rs.step.via == "group" else rs.step.target
+        return d.resource(name).pipeline_config.async_producer_op is AsyncProducerOp.AsyncLoad
 
     # -- work -----------------------------------------------------------------------------------
     def _stage_addr(self, resource: str, cursor: str) -> str:
@@ -319,12 +313,8 @@ class _Kernel:
     def _thread_work(self, tc: TaskCode, rs) -> None:
         p, w = self.p, self.w
         target = rs.step.target
-        ex = p.exprs.get(target)
-        if ex is None:
-            raise CompileError(f"{rs.step}: {target!r} is an input; only computed resources are stored")
+        ex = p.exprs[target]  # a computed resource: codegen.store_target, codegen.stage_input
         to_gmem = rs.kind is None
-        if not to_gmem and rs.kind is not OpKind.ASYNC:
-            raise CompileError(f"{rs.step}: only async producers fill stages with threads")
         async_load = not to_gmem and self._async_load(rs)
         nthreads = tc.task.num_threads
 

@@ -13,11 +13,11 @@ pgstudio compiles this path only (no Blackwell GPU to run it on); it is guarded 
 
 from __future__ import annotations
 
+from ..analysis.build.gemm_limits import TMEM_COLUMNS
+
 GUARD = "defined(__CUDA_ARCH_FEAT_SM100_ALL)"
 #: UMMA instruction-descriptor operand formats (kind::f16).
 AB_FORMAT = {"float16": 0, "bfloat16": 1}
-#: Tensor-memory columns per CTA.
-TMEM_COLUMNS = 512
 
 
 def helpers() -> str:

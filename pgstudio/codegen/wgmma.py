@@ -20,12 +20,12 @@ Accumulator fragment of thread t (warp w = t/32 of its warpgroup, lane l) for re
 
 from __future__ import annotations
 
+from ..analysis.build.gemm_limits import MAX_BN as MAX_N
+
 #: wgmma operand type names by pgstudio dtype.
 AB_TYPE = {"float16": "f16", "bfloat16": "bf16"}
 #: K of one wgmma for 16-bit inputs.
 WGMMA_K = 16
-#: Valid N of m64nNk16 for 16-bit inputs: multiples of 8 up to 256.
-MAX_N = 256
 
 GUARD = "defined(__CUDA_ARCH_FEAT_SM90_ALL)"
 

@@ -1,7 +1,8 @@
 """Design: everything one kernel is made of, as one immutable value.
 
 Resources, the resource dependency graph (resource -> the resources it is computed from),
-groups, tasks and the problem shape.  A Design may be wrong (a bad group, a schedule that breaks
+groups, tasks, the problem shape and the target architectures it is built for (``targets``,
+default ``DEFAULT_TARGETS``: the code generators' rules are checked for each).  A Design may be wrong (a bad group, a schedule that breaks
 a rule): it is a value the studio edits, and ``validate()`` says everything that is wrong at
 once.  Edits return new Designs (``replace``, ``with_*`` / ``without_*``).
 """
@@ -17,6 +18,7 @@ from .group import PipelineGroup
 from .names import check_name
 from .resource import Resource
 from .serialize import design_from_json, design_to_json
+from .targets import DEFAULT_TARGETS
 from .task import Task
 
 
@@ -32,11 +34,13 @@ class Design:
     groups: tuple[PipelineGroup, ...] = ()
     tasks: tuple[Task, ...] = ()
     problem: tuple[tuple[str, Any], ...] = ()
+    targets: tuple[str, ...] = DEFAULT_TARGETS
 
     def __init__(self, name: str, resources: Iterable[Resource] = (),
                  graph: Mapping[Any, Iterable[Any]] | Iterable[tuple[Any, Iterable[Any]]] = (),
                  groups: Iterable[PipelineGroup] = (), tasks: Iterable[Task] = (),
-                 problem: Mapping[str, Any] | Iterable[tuple[str, Any]] = ()) -> None:
+                 problem: Mapping[str, Any] | Iterable[tuple[str, Any]] = (),
+                 targets: Iterable[str] = DEFAULT_TARGETS) -> None:
         check_name(name, "design")
         items = graph.items() if isinstance(graph, Mapping) else graph
         problem_items = problem.items() if isinstance(problem, Mapping) else problem
@@ -46,6 +50,8 @@ class Design:
         object.__setattr__(self, "groups", tuple(groups))
         object.__setattr__(self, "tasks", tuple(tasks))
         object.__setattr__(self, "problem", tuple((str(k), v) for k, v in problem_items))
+        # a bare string would become its characters: take it as one target (the rule checks names)
+        object.__setattr__(self, "targets", (targets,) if isinstance(targets, str) else tuple(targets))
         for r in self.resources:
             if not isinstance(r, Resource):
                 raise DesignError(f"design {name!r}: {r!r} is not a resource", code="design.resources",
@@ -176,6 +182,10 @@ class Design:
 
     def without_task(self, name: str) -> "Design":
         return self.replace(tasks=[t for t in self.tasks if t.name != name])
+
+    def with_targets(self, *targets: str) -> "Design":
+        """The design built for ``targets`` (e.g. ``"sm_90a", "sm_100a"``)."""
+        return self.replace(targets=targets)
 
     def summary(self) -> str:
         if not (self.resources or self.groups or self.tasks):

@@ -22,6 +22,7 @@ from .names import name_problem
 from .protocol import PipelineGroupMode
 from .resource import RESOURCE_CLASSES, Compute
 from .schedule import ALL_OPS, VIAS, CapturedSchedule, Loop, Step
+from .targets import DEFAULT_TARGETS
 from .task import Task
 
 SCHEMA = "pgstudio.design"
@@ -49,11 +50,13 @@ def _node_json(n) -> dict:
 
 
 def design_to_dict(d: Any) -> dict:
+    targets = {} if d.targets == DEFAULT_TARGETS else {"targets": list(d.targets)}  # optional key
     return {
         "schema": SCHEMA,
         "version": VERSION,
         "name": d.name,
         "problem": dict(d.problem),
+        **targets,
         "resources": [{"name": r.name, "memory": r.memory.value, "dtype": r.dtype, "tile": list(r.tile),
                        "aliases": r.aliases, "compute": {"op": r.compute.op, "expr": r.compute.expr},
                        "pipeline_config": _config_json(r.pipeline_config)} for r in d.resources],
@@ -179,7 +182,7 @@ def _node(obj: Any, path: str):
 
 def design_from_dict(obj: Any, design_class: type) -> Any:
     r = _Reader(obj, "")
-    r.only("schema", "version", "name", "problem", "resources", "graph", "groups", "tasks")
+    r.only("schema", "version", "name", "problem", "targets", "resources", "graph", "groups", "tasks")
     schema = r.get("schema", str)
     if schema != SCHEMA:
         raise DesignError(f"schema: {schema!r} is not a pgstudio design (expected {SCHEMA!r})", code="json.schema")
@@ -248,7 +251,8 @@ def design_from_dict(obj: Any, design_class: type) -> Any:
                 _names(tr, "src_resources"), _names(tr, "dst_resources"), sched)
         tasks.append(_at(f"tasks[{i}]", lambda: Task.unchecked(*args)))
     name = r.get("name", str, check=_name_check)
-    return _at("design", lambda: design_class(name, resources.values(), graph, groups, tasks, problem))
+    targets = _names(r, "targets") if "targets" in r.obj else DEFAULT_TARGETS
+    return _at("design", lambda: design_class(name, resources.values(), graph, groups, tasks, problem, targets))
 
 
 def design_from_json(text: str | bytes, design_class: type) -> Any:

@@ -18,7 +18,7 @@ from typing import Any, Callable, Mapping
 
 from ..codegen.dtypes import dtype as dtype_of
 from ..codegen.kernel import cname
-from ..codegen.ops import compute_expr
+from ..analysis.expr import compute_expr
 from ..model.design import Design
 from ..model.resource import Memory
 from ..model.ungroup import ungrouped

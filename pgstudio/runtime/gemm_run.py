@@ -164,7 +164,8 @@ class GemmLauncher:
             if p.kind == "tensormap":
                 objs.append(data.maps[p.name])
             elif p.kind == "ptr":
-                arr = self.abort if p.name == "wd_abort" else self.diag if p.name == "wd_diag" else data.arrays[p.name]
+                watchdog = p.resource == "watchdog"  # a design's tensor may be named wd_abort too
+                arr = (self.abort if p.name == "wd_abort" else self.diag) if watchdog else data.arrays[p.name]
                 objs.append(ctypes.c_uint64(arr.data.ptr))
             elif p.kind == "i32":
                 objs.append(ctypes.c_int32({"M": data.m, "N": data.n, "K": data.k}[p.name]))

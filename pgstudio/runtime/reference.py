@@ -1,6 +1,6 @@
 """The reference result of a design, computed with the array library from the same design.
 
-Every computed resource's expression (``codegen.ops.compute_expr``: the one checked tree the
+Every computed resource's expression (``analysis.expr.compute_expr``: the one checked tree the
 kernel was generated from) is evaluated with the library's own ufuncs in float32, independent of
 the generated CUDA.  Values that the kernel keeps in shared memory or global memory are rounded
 to the element type where the kernel rounds them, so fp16 / bf16 results compare tightly.
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from ..codegen.ops import compute_expr
+from ..analysis.expr import compute_expr
 from ..model.design import Design
 from ..model.resource import Memory
 from .data import from_float32, to_float32

@@ -23,6 +23,8 @@ import dataclasses
 import functools
 from typing import Any, Sequence
 
+from ..analysis.build.gemm_plan import plan_gemm
+from ..analysis.build.steps import is_mma_design
 from ..errors import DesignError, PgStudioError
 from ..model.config import CooperativeGroup
 from ..model.derive import derive_design
@@ -42,7 +44,6 @@ STREAM, GEMM = "stream", "gemm"
 
 def kind_of(design: Design) -> str:
     """``"gemm"`` for a design with an MMA (the GEMM generator's), else ``"stream"``."""
-    from ..codegen.stream import is_mma_design
     return GEMM if is_mma_design(design) else STREAM
 
 
@@ -135,9 +136,8 @@ def _accumulator(design: Design) -> str | None:
 @functools.lru_cache(maxsize=16)
 def _gemm_spaces(design: Design) -> tuple[str, dict[str, str]]:
     """(accumulator, staged tile -> problem space "MK" / "KN" / "MN"), as the GEMM generator reads them."""
-    from ..codegen.gemm_plan import plan_gemm
     try:
-        plan = plan_gemm(design)
+        plan = plan_gemm(design).require(design.name, "sm_90a")
     except DesignError as exc:
         raise PgStudioError(f"the tile shape of design {design.name!r} cannot be varied: the GEMM generator does not "
                             f"accept the design as it is ({exc})") from None

@@ -229,3 +229,44 @@ def test_layout_values_are_frozen():
     with pytest.raises(dataclasses.FrozenInstanceError):
         barrier_layout(merge_copy()).slots[0].offset = 4
 
+
+
+# -- what the GEMM kernel allocates: one figure for users, the capacity rule and the generator --------
+
+@pytest.mark.parametrize("name", ["merge_gemm", "merge_gemm_resadd", "fork_gemm_act", "fused_merge_gemm"])
+@pytest.mark.parametrize("arch", ["sm_90a", "sm_100a"])
+def test_gemm_layout_is_what_the_kernel_requests(name, arch):
+    from pgstudio.codegen import emit
+    d = examples.example(name)
+    smem = smem_layout(d, arch=arch)
+    src = emit(d, arch=arch)
+    assert smem.total_bytes == src.smem_bytes and smem.fits
+    (st,) = smem.staging
+    assert st.resource == "tmem_c" and st.offset == smem.data_bytes and st.offset % DATA_ALIGN == 0
+    assert st.rows == 128 and st.pitch == d.problem_dict["BN"] * {"float32": 4, "float16": 2}[st.dtype] + 16
+    assert smem.barrier_offset == st.offset + st.num_bytes and smem.slack == 1024
+    assert smem.extra_bytes == (16 if arch == "sm_100a" else 0)  # TMEM address slot + one mma_done barrier
+
+
+def test_the_figure_counts_the_accumulator_staging():
+    d = examples.merge_gemm()
+    smem = smem_layout(d)
+    assert smem.report() == ("smem (sm_90a): data 147456 B + accumulator staging 67584 B (float16) + barriers 88 B + "
+                             "alignment 1024 B = 216152 B of 232448 B (93.0%)")
+    big = examples.merge_gemm(num_stages=4)  # operand stages alone would fit: 196608 B
+    assert smem_layout(big).data_bytes < SMEM_CAPACITY and not smem_layout(big).fits
+    assert smem_layout(big).report().endswith("DOES NOT FIT")
+    assert "smem.capacity" in big.validate().codes()
+
+
+def test_staging_is_float32_when_it_fits_and_the_operand_type_otherwise():
+    assert smem_layout(examples.fork_gemm_act()).staging[0].dtype == "float32"
+    assert smem_layout(examples.merge_gemm()).staging[0].dtype == "float16"
+    forced = smem_layout(examples.merge_gemm(), staging_dtype="float32")
+    assert forced.staging[0].dtype == "float32" and not forced.fits
+
+
+def test_the_default_figure_is_the_tightest_target():
+    d = examples.merge_gemm().with_targets("sm_90a", "sm_100a")
+    assert smem_layout(d).arch == "sm_100a" and smem_layout(d).total_bytes == smem_layout(d, arch="sm_100a").total_bytes
+    assert smem_layout(examples.merge_copy()).arch == "sm_90a" and not smem_layout(examples.merge_copy()).staging

@@ -87,6 +87,12 @@ CASES = [
      "name.identifier", ["resource name 'gmem x' is not an identifier"]),
     ("duplicate", merge_copy, lambda d: d.with_task(Task.unchecked("smem_a", 12, 1)),
      "design.duplicate_name", ["task 'smem_a' has the same name as a resource", "names must be unique"]),
+    ("no_target", merge_copy, lambda d: d.with_targets(),
+     "design.targets", ["design 'merge_copy' names no target architecture, expected one or more of sm_90a, sm_100a"]),
+    ("unknown_target", merge_copy, lambda d: d.with_targets("sm_90a", "sm_80"),
+     "design.targets", ["target 'sm_80' is unknown, expected one of sm_90a, sm_100a"]),
+    ("twice_target", merge_copy, lambda d: d.with_targets("sm_90a", "sm_90a"),
+     "design.targets", ["names target 'sm_90a' 2 times"]),
     # -- resources and configs ----------------------------------------------------------------------
     ("compute", merge_copy, lambda d: d.with_resource(dataclasses.replace(d.resource("gmem_d"), compute=Compute("conv"))),
      "resource.compute", ["resource 'gmem_d': compute op 'conv' is unknown, expected one of input, copy"]),
@@ -162,6 +168,17 @@ CASES = [
      "graph.unused", ["resource 'gmem_c' is in the dependency graph but no task uses it"]),
     ("graph_missing", merge_copy, lambda d: d.replace(graph=[(k, v) for k, v in d.graph if k != "smem_a"]),
      "graph.missing", ["resource 'gmem_a' is used by a task but missing from the dependency graph"]),
+    # -- compute expressions --------------------------------------------------------------------------
+    ("expr", merge_copy, lambda d: d.with_resource(dataclasses.replace(
+        d.resource("gmem_d"), compute=Compute("store", "smem_a + open(smem_b)"))),
+     "compute.expr", ["resource 'gmem_d': expression 'smem_a + open(smem_b)': calls 'open', which is not an allowed "
+                      "function"]),
+    ("expr_operand", merge_copy, lambda d: d.with_resource(dataclasses.replace(
+        d.resource("gmem_d"), compute=Compute("store", "smem_a + gmem_a"))),
+     "compute.expr", ["expression 'smem_a + gmem_a': names 'gmem_a', which is not an operand"]),
+    ("expr_missing", merge_copy, lambda d: d.with_resource(dataclasses.replace(
+        d.resource("gmem_d"), compute=Compute("store"))),
+     "compute.expr", ["resource 'gmem_d' computes store with no expression but depends on 2 resources"]),
     ("edge_unrealised", merge_copy, lambda d: d.replace(graph=[*d.graph[:-1], ("gmem_d", ("smem_a", "smem_b", "gmem_a"))]),
      "graph.edge_unrealised", ["edge 'gmem_a' -> 'gmem_d': no task consumes 'gmem_a' and produces 'gmem_d'"]),
     # -- schedules ------------------------------------------------------------------------------------
@@ -208,6 +225,18 @@ CASES = [
      "resource.alias_unordered", ["resource 'smem_b' aliases 'smem_a' but they are not members of one Fork group"]),
     ("smem", lambda: merge_copy(tile_bytes=16384), lambda d: merge_copy(tile_bytes=32768),
      "smem.capacity", ["shared memory exceeded: data 262144 B + barriers 96 B = 262240 B, expected at most 232448 B"]),
+    # the GEMM kernel's accumulator staging counts: 2 x 4 stages of 24 KiB + 128 x 256 fp16 staging is too much
+    ("smem_staging", merge_gemm, lambda d: examples.merge_gemm(num_stages=4, bm=128, bn=256, bk=64),
+     "smem.capacity", ["shared memory exceeded: data 196608 B + accumulator staging 67584 B (float16) + barriers "
+                       "112 B = 264304 B, expected at most 232448 B"]),
+    ("smem_target", merge_gemm, lambda d: examples.merge_gemm(num_stages=2, bm=128, bn=256, bk=128).with_targets(
+        "sm_90a", "sm_100a"),
+     "smem.capacity", ["sm_90a: shared memory exceeded: data 196608 B + accumulator staging 67584 B (float16) + "
+                       "barriers 64 B = 264256 B", "sm_100a: shared memory exceeded", "+ barriers 64 B + tensor-memory "
+                       "slot and mma_done barriers 16 B = 264272 B"]),
+    # -- what the generators build (every codegen.* code: tests/analysis/build/test_codegen_rules.py) ---
+    ("codegen", merge_gemm, lambda d: d.replace(problem=[(k, v) for k, v in d.problem if k != "BK"]),
+     "codegen.problem_shape", ["the GEMM problem needs positive integers M, N, K, BM, BN, BK; BK missing"]),
 ]
 
 @pytest.mark.parametrize("case_id,base,mutate,code,phrases", CASES, ids=[c[0] for c in CASES])

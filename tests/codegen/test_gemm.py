@@ -13,7 +13,7 @@ from pgstudio import barrier_layout
 from pgstudio.analysis.resolve import ResolvedLoop, resolve
 from pgstudio.codegen import emit, gemm
 from pgstudio.codegen.gemm import emit_gemm
-from pgstudio.codegen.gemm_plan import plan_gemm
+from pgstudio.analysis.build.gemm_plan import plan_gemm
 from pgstudio.errors import DesignError
 from pgstudio.examples import merge_gemm
 from pgstudio.model import Agent, CooperativeGroup
@@ -181,29 +181,31 @@ def test_epilogue_expressions_go_through_the_checked_grammar(monkeypatch):
 
 
 def test_plan_picks_staging_and_fits_shared_memory():
-    big = plan_gemm(merge_gemm())
+    big = plan_gemm(merge_gemm()).plan
     assert big.staging.dtype == "float16" and big.smem_bytes <= 232448 and big.num_threads == 384
-    assert plan_gemm(gemm_design("fork_gemm_act")).staging.dtype == "float32"
-    assert plan_gemm(merge_gemm(), acc_stage_dtype="float16").staging.dtype == "float16"
+    assert plan_gemm(gemm_design("fork_gemm_act")).plan.staging.dtype == "float32"
+    assert plan_gemm(merge_gemm(), acc_stage_dtype="float16").plan.staging.dtype == "float16"
 
 
 @pytest.mark.parametrize("kw,code", [
-    (dict(bk=32), "gemm.bk"),
-    (dict(bn=96), "gemm.bn"),
-    (dict(stage="float32"), "gemm.smem"),  # fp32 staging of 128 x 256 does not fit beside 3 stages
+    (dict(bk=32), "codegen.bk_swizzle"),
+    (dict(bn=96), "codegen.bn_tile"),
+    (dict(stage="float32"), "smem.capacity"),  # fp32 staging of 128 x 256 does not fit beside 3 stages
 ])
 def test_plan_rejects_what_it_cannot_generate(kw, code):
     stage = kw.pop("stage", None)
+    planned = plan_gemm(merge_gemm(**kw), acc_stage_dtype=stage)
+    assert planned.plan is None and [d.code for d in planned.problems] == [code]
     with pytest.raises(DesignError) as info:
-        plan_gemm(merge_gemm(**kw), acc_stage_dtype=stage)
-    assert info.value.code == code and "fix:" in str(info.value)
+        emit_gemm(merge_gemm(**kw), acc_stage_dtype=stage)
+    assert info.value.code == code and "fix:" in str(info.value) and info.value.diagnostics == planned.problems
 
 
 def test_streaming_designs_are_not_gemms():
     from pgstudio.examples import merge_copy
     with pytest.raises(DesignError) as info:
         emit_gemm(merge_copy())
-    assert info.value.code == "gemm.accumulator"
+    assert info.value.code == "codegen.accumulator"
 
 
 def test_kernel_source_describes_the_launch():

@@ -9,7 +9,7 @@ import stream_designs as S
 from pgstudio import examples
 from pgstudio.codegen import emit
 from pgstudio.codegen.instrument import RECORD_BYTES, Instrument, recorded, step_table
-from pgstudio.codegen.stream import plan_stream
+from pgstudio.analysis.build.stream_plan import plan_stream
 from pgstudio.errors import CompileError
 
 STREAMING = {"merge_copy": examples.merge_copy, "fork_copy": examples.fork_copy,
@@ -50,7 +50,7 @@ def _role(code: str, task: str) -> str:
 def test_merge_copy_stamps_each_step_that_generates_code():
     design = examples.merge_copy()
     src = emit(design, instrument=Instrument(blocks=3, capacity=100))
-    plan = plan_stream(design)
+    plan = plan_stream(design).plan
     for tc in plan.tasks:
         body = _role(src.code, tc.task.name)
         steps = list(tc.plan.steps())
@@ -73,7 +73,7 @@ def test_merge_copy_stamps_each_step_that_generates_code():
 
 
 def test_the_step_table_walks_the_cursors():
-    plan = plan_stream(examples.merge_copy(num_stages=3))
+    plan = plan_stream(examples.merge_copy(num_stages=3)).plan
     store = step_table(plan)[2]
     wait_a = store[1]
     assert wait_a[1:3] == ("wait", "smem_a") and wait_a[5] == "consumer:ab"

@@ -9,7 +9,6 @@ from pgstudio import examples
 from pgstudio.analysis.layout import barrier_layout, smem_layout
 from pgstudio.analysis.resolve import resolve
 from pgstudio.codegen import emit
-from pgstudio.codegen.kernel import _gemm_emitter
 from pgstudio.errors import CompileError, DesignError
 from stream_designs import async_compute, cp_async_copy, mixed_merge, wrong_count
 
@@ -141,13 +140,31 @@ def test_validation_runs_unless_skipped():
     assert "128u);  // ab.shared_empty" not in src.code and "129u);  // ab.shared_empty" in src.code
 
 
-def test_mma_designs_go_to_the_gemm_generator_or_say_why():
-    gemm = _gemm_emitter()
-    if gemm is None:
-        with pytest.raises(CompileError, match="MMA"):
-            emit(examples.merge_gemm())
-    else:  # the GEMM generator exists: emit() hands MMA designs to it
-        assert emit(examples.merge_gemm()).code
+def test_emit_raises_one_design_error_listing_every_error():
+    d = examples.merge_gemm(bk=32, bn=96, dtype="float32")
+    errors = d.validate().errors
+    assert [e.code for e in errors] == ["codegen.bk_swizzle", "codegen.bn_tile", "codegen.operand_dtype"]
+    with pytest.raises(DesignError) as info:
+        emit(d)
+    text = str(info.value)
+    assert text.startswith("design 'merge_gemm' cannot be built for sm_90a: 3 error(s)")
+    assert all(f"[{e.code}] {e.message} (fix: {e.hint})" in text for e in errors)
+    assert info.value.diagnostics == errors and info.value.code == "codegen.bk_swizzle"
+
+
+def test_emit_checks_the_arch_it_builds_for():
+    d = examples.merge_gemm(bm=256, bn=64)  # BM=256 is two m64 blocks per warpgroup on sm_90a; sm_100a issues M=128
+    assert d.validate().ok and emit(d, arch="sm_90a").code
+    with pytest.raises(DesignError, match=r"\[codegen.bm_rows\] BM is 256; the sm_100a path issues M=128"):
+        emit(d, arch="sm_100a")
+    assert "codegen.bm_rows" in d.with_targets("sm_90a", "sm_100a").validate().codes()
+
+
+def test_mma_designs_go_to_the_gemm_generator():
+    assert emit(examples.merge_gemm()).info["kind"] == "gemm"
+    assert emit(examples.merge_gemm(), b_major="k").info["b_major"] == "k"
+    with pytest.raises(CompileError, match="apply to MMA designs only"):
+        emit(examples.merge_copy(), b_major="k")
 
 
 def test_bad_options_are_refused():
@@ -160,8 +177,9 @@ def test_bad_options_are_refused():
 def test_unsupported_streaming_shapes_say_what_to_change():
     d = examples.merge_copy()
     mixed = d.with_resource(d.resource("gmem_b").__class__("gmem_b", dtype="float16"))
-    with pytest.raises(CompileError, match="mix element types"):
+    with pytest.raises(DesignError, match="mix element types") as info:
         emit(mixed, validate=False)
+    assert info.value.code == "codegen.dtype_mix"
     bad = d.with_resource(d.resource("gmem_d").__class__(
         "gmem_d", compute=d.resource("gmem_d").compute.__class__("store", "open(smem_a)")), ["smem_a", "smem_b"])
     with pytest.raises(DesignError, match="'open', which is not an allowed function"):

@@ -55,6 +55,20 @@ def test_b_stored_n_by_k(dtype):
 
 
 @pytest.mark.gpu
+def test_tensors_named_like_kernel_words_verify():
+    """The generated GEMM names tensor pointers g_<name>: a design's tensors may be called o, src,
+    M or wd_abort (words of the kernel and its arguments) and the kernel still computes D = A @ B."""
+    from pgstudio.runtime.gemm_run import run_gemm
+    from pgstudio.model.edits import rename_resource
+    d = merge_gemm(b_producer="async")
+    for old, new in (("gmem_a", "M"), ("gmem_b", "src"), ("gmem_d", "o")):
+        d = rename_resource(d, old, new)
+    assert d.validate().ok
+    run_gemm(d, 1000, 776, 520, seed=4)
+    run_gemm(rename_resource(merge_gemm(), "gmem_d", "wd_abort"), 512, 512, 512, seed=5)
+
+
+@pytest.mark.gpu
 def test_watchdog_names_a_barrier_that_never_completes():
     from pgstudio import barrier_layout
     from pgstudio.runtime.gemm_run import GemmData, GemmLauncher, verify

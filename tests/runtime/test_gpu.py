@@ -45,6 +45,17 @@ def test_fp16_and_async_producers_verify():
             assert run(d, n=n, timing=False).ok, d.name
 
 
+def test_tensors_named_like_the_functions_of_an_expression_verify():
+    """Tensors called expf and fmaxf do not hide the C functions the expressions call."""
+    import re
+    from pgstudio import Design
+    from pgstudio.runtime import run
+    text = re.sub(r"\bgmem_b\b", "fmaxf", re.sub(r"\bgmem_a\b", "expf", async_compute().to_json()))
+    d = Design.from_json(text)  # D = sigmoid(max(expf, 0) * fmaxf) - 0.5
+    assert d.validate().ok and d.resource("smem_s").compute.expr == "max(expf, 0.f) * fmaxf"
+    assert run(d, n=100_003, timing=False).ok
+
+
 def test_small_stages_and_many_stages_verify():
     from pgstudio.runtime import run
     for mode_design in (examples.merge_copy(num_stages=16, tile_bytes=256),

@@ -30,7 +30,12 @@ def test_the_tutorial_runs_unmodified_and_gives_its_design():
     assert dict(design.problem) == {"num_k_tiles": 8}  # the loop bound kept its name
     mma = design.task("mma").schedule
     assert isinstance(mma.nodes[0], Loop) and mma.nodes[0].stop == 1  # one tile per CTA: head and tail close in it
-    assert design.validate(checker=True).verdict.safe
+    # the design rules and the checker accept it; the code generators need a problem shape and
+    # tile loops a TS mainloop does not have, so validate() names those (codegen.*) and stops there
+    report = design.validate()
+    assert report.errors and all(e.code.startswith("codegen.") for e in report.errors), str(report)
+    from pgstudio.analysis.check import check
+    assert check(design).safe
 
 
 def test_the_tutorial_runs_with_its_import_block_replaced_and_draws_its_pictures(tmp_path):

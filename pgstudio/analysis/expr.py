@@ -10,9 +10,13 @@ with Python's ``ast`` and checked against a grammar that allows only
 * ``+ - * /`` and unary ``-`` / ``+``,
 * calls of the fixed functions in ``FUNCTIONS``.
 
-The checked tree is then re-emitted (as CUDA C, or evaluated through a caller's array
-functions for a reference); user text is never pasted into generated source.  The catalog
-helpers (``add``, ``multiply``, ``relu``, ``scale``, ``copy``) build such expressions.
+The checked tree is then re-emitted (as CUDA C by the code generators, or evaluated through a
+caller's array functions for a reference); user text is never pasted into generated source.  The
+catalog helpers (``add``, ``multiply``, ``relu``, ``scale``, ``copy``) build such expressions.
+
+It lives in ``analysis`` because it is a rule before it is a translator: ``validate()`` reports a
+bad expression (``compute.expr``) before anyone asks for a kernel, from the same parse that the
+generators re-emit, so an expression that validates is one the generators can write.
 
 Standard library only (the runtime evaluates the same tree with CuPy).
 """
@@ -26,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
 from ..errors import DesignError
+from ..model.diagnostic import Diagnostic, error
 
 #: Functions an expression may call: name -> (arity, CUDA C template over float operands).
 FUNCTIONS: dict[str, tuple[int, str]] = {
@@ -39,6 +44,9 @@ FUNCTIONS: dict[str, tuple[int, str]] = {
     "sigmoid": (1, "(1.0f / (1.0f + expf(-({0}))))"),
     "relu": (1, "fmaxf({0}, 0.0f)"),
 }
+
+#: Compute ops whose value is an elementwise expression over the dependencies.
+ELEMENTWISE_OPS = ("copy", "store", "elementwise")
 
 _BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/"}
 _UNOPS = {ast.USub: "-", ast.UAdd: "+"}
@@ -217,18 +225,45 @@ def compute_expr(design: Any, resource: str) -> Expr | None:
     op, text = r.compute.op, r.compute.expr
     if op == "input":
         return None
-    if op in ("copy", "store", "elementwise") and not text:
+    if op not in ELEMENTWISE_OPS:
+        raise DesignError(f"resource {resource!r} computes {op!r}, which is not elementwise",
+                          code="compute.op", hint="elementwise kernels support copy, store and elementwise")
+    if not text:
         if len(deps) != 1:
             raise DesignError(
                 f"resource {resource!r} computes {op} with no expression but depends on "
                 f"{len(deps)} resources ({', '.join(deps) or 'none'})", code="compute.expr",
                 hint=f"give Compute({op!r}, expr) an expression over {', '.join(deps) or 'its dependencies'}")
         text = deps[0]
-    if op not in ("copy", "store", "elementwise"):
-        raise DesignError(f"resource {resource!r} computes {op!r}, which is not elementwise",
-                          code="compute.op", hint="elementwise kernels support copy, store and elementwise")
-    return parse_expr(text, deps)
+    try:
+        return parse_expr(text, deps)
+    except DesignError as exc:
+        raise DesignError(f"resource {resource!r}: {_message(exc)}", code=exc.code, hint=exc.hint) from None
 
 
-__all__ = ["CATALOG", "Expr", "FUNCTIONS", "add", "c_float", "compute_expr", "copy", "multiply", "parse_expr",
-           "relu", "scale"]
+def _message(exc: DesignError) -> str:
+    """The message of ``exc`` without the "; fix: ..." its text ends with."""
+    text = str(exc)
+    tail = f"; fix: {exc.hint}"
+    return text[: -len(tail)] if exc.hint and text.endswith(tail) else text
+
+
+def compute_exprs(design: Any) -> tuple[dict[str, Expr], list[Diagnostic]]:
+    """Every computed resource's checked expression, and a ``compute.*`` diagnostic for each one
+    that does not parse (the rule table reports these; the generators read the expressions)."""
+    exprs, problems = {}, []
+    for r in design.resources:
+        if r.compute.op not in ELEMENTWISE_OPS:
+            continue  # input, mma (the tensor cores), or an unknown op (the resource rule says so)
+        try:
+            ex = compute_expr(design, r.name)
+        except DesignError as exc:
+            problems.append(error(exc.code or "compute.expr", _message(exc), (r.name,), exc.hint))
+            continue
+        if ex is not None:
+            exprs[r.name] = ex
+    return exprs, problems
+
+
+__all__ = ["CATALOG", "ELEMENTWISE_OPS", "Expr", "FUNCTIONS", "add", "c_float", "compute_expr", "compute_exprs", "copy",
+           "multiply", "parse_expr", "relu", "scale"]

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pgstudio.codegen import ops
+from pgstudio.analysis import expr as ops
 from pgstudio.errors import DesignError
 
 OPERANDS = ("smem_a", "smem_b")

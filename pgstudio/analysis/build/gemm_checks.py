@@ -1,0 +1,348 @@
+"""The checks of the GEMM plan, one concern per method: each finding is a ``codegen.*`` diagnostic
+naming the values, the limit (``gemm_limits``) and a fix."""
+
+from __future__ import annotations
+
+from ...errors import DesignError
+from ...model.design import Design
+from ...model.diagnostic import Diagnostic, error
+from ...model.kinds import OpKind, Side
+from ...model.resource import Memory, Resource
+from ...model.schedule import Loop
+from ...model.targets import DTYPE_BYTES
+from ...model.task import Task
+from ..expr import compute_exprs
+from ..layout import barrier_layout
+from ..resolve import resolve
+from .gemm_limits import (BK_MULTIPLE, BN_MULTIPLE, BOOKKEEPING_REGS, CHUNK_ELEMS, K_LOOP, MAX_ACC_PER_THREAD, MAX_BN,
+                          MAX_BOX_ROWS, OPERAND_DTYPES, OUTPUT_DTYPES, PROBLEM_KEYS, REGS_PER_SM, SM90_ROWS_PER_WARPGROUP,
+                          SM100_BM, SPACES, TILE_LOOP, TMEM_COLUMNS, launch_registers)
+
+
+def option_error(what: str, value, allowed, hint: str) -> DesignError:
+    """An option of the call (arch, b_major, acc_stage_dtype), not the design, is wrong: raised."""
+    return DesignError(f"{what} {value!r} is not supported; expected one of {', '.join(map(repr, allowed))}",
+                       code="codegen.option", hint=hint)
+
+
+class Checks:
+    """Collects the problems of one design for one arch; each method checks one concern."""
+
+    def __init__(self, design: Design, arch: str) -> None:
+        self.d, self.arch = design, arch
+        self.out: list[Diagnostic] = []
+        self.layout = barrier_layout(design)
+
+    # -- tasks and loops -------------------------------------------------------------------------
+    def loops(self) -> None:
+        for t in self.d.tasks:
+            if t.schedule is None:
+                continue
+            nodes = t.schedule.nodes
+            fix = (f"give {t.name!r} one `with domain_loop(0, {TILE_LOOP!r}, 1):` around its steps, with "
+                   f"`domain_loop(0, {K_LOOP!r}, 1)` inside it for the k steps")
+            if len(nodes) != 1 or not isinstance(nodes[0], Loop) or \
+                    (nodes[0].start, nodes[0].stop, nodes[0].step) != (0, TILE_LOOP, 1):
+                shown = ", ".join(str(n) if isinstance(n, Loop) else repr(str(n)) for n in nodes) or "nothing"
+                self.out.append(error("codegen.gemm_loop", f"task {t.name!r} runs {shown} at the top of its schedule; "
+                                      f"a GEMM task runs one domain_loop(0, {TILE_LOOP}, 1) over output tiles",
+                                      (t.name,), fix))
+                continue
+            for n in nodes[0].body:
+                if isinstance(n, Loop) and ((n.start, n.stop, n.step) != (0, K_LOOP, 1)
+                                            or any(isinstance(x, Loop) for x in n.body)):
+                    self.out.append(error("codegen.gemm_loop", f"task {t.name!r} runs {n} inside its tile loop; the "
+                                          f"GEMM generator knows one level of domain_loop(0, {K_LOOP}, 1) there",
+                                          (t.name,), fix))
+
+    def k_steps(self, spaces: dict[str, str]) -> None:
+        """Work on a tile with a K dimension, and every mma, happens inside the k loop."""
+        for t in self.d.tasks:
+            if t.schedule is None or len(t.schedule.nodes) != 1 or not isinstance(t.schedule.nodes[0], Loop):
+                continue
+            for n in t.schedule.nodes[0].body:
+                if isinstance(n, Loop) or n.op not in ("load", "store", "mma"):
+                    continue
+                space = spaces.get(n.target, "")
+                if n.op == "mma" or "K" in SPACES.get(space, ()):
+                    why = "an mma steps through K" if n.op == "mma" else f"{n.target!r} is a {space} tile"
+                    self.out.append(error("codegen.k_loop", f"task {t.name!r}: {n} is outside domain_loop(0, {K_LOOP}, 1), "
+                                          f"but {why}", (t.name, n.target),
+                                          f"move {n} into the task's domain_loop(0, {K_LOOP!r}, 1)"))
+
+    # -- the accumulator and the problem -----------------------------------------------------------
+    def accumulator(self) -> Resource | None:
+        d = self.d
+        mma = [r for r in d.resources if r.compute.op == "mma"]
+        tmem = [r for r in d.resources if r.memory is Memory.TMEM]
+        if len(mma) == 1 and tmem == mma and mma[0].pipeline_config is not None:
+            acc = mma[0]
+            cfg = acc.pipeline_config
+            if cfg.producer_kind is not OpKind.UMMA or cfg.consumer_kind is not OpKind.ASYNC:
+                self.out.append(error("codegen.pipeline_type", f"accumulator {acc.name!r} is {cfg.pipeline_type}; the "
+                                      "GEMM generator builds an umma producer (the MMA) and async consumers (the "
+                                      "epilogue threads)", (acc.name,),
+                                      f"give {acc.name!r} create_umma_async_pipeline_cfg(...)"))
+                return None
+            return acc
+        names = ", ".join(repr(r.name) for r in dict.fromkeys((*mma, *tmem))) or "none"
+        unpiped = [r.name for r in mma if r.pipeline_config is None]
+        why = f"; {', '.join(map(repr, unpiped))} has no pipeline_config" if unpiped else ""
+        self.out.append(error("codegen.accumulator", f"design {d.name!r}: a GEMM kernel has exactly one accumulator, a "
+                              f"pipelined tensor-memory resource computing mma; found {names}{why}",
+                              tuple(r.name for r in (*mma, *tmem)) or (d.name,),
+                              "give the design one TmemAccumulator with Compute('mma') and a "
+                              "create_umma_async_pipeline_cfg(...) config"))
+        return None
+
+    def problem(self) -> tuple[int, int, int, int, int, int] | None:
+        p = self.d.problem_dict
+        bad = [k for k in PROBLEM_KEYS if isinstance(p.get(k), bool) or not isinstance(p.get(k), int) or p[k] <= 0]
+        if bad:
+            shown = ", ".join(f"{k}={p[k]!r}" if k in p else f"{k} missing" for k in bad)
+            self.out.append(error("codegen.problem_shape", f"design {self.d.name!r}: the GEMM problem needs positive "
+                                  f"integers M, N, K, BM, BN, BK; {shown}", (self.d.name,),
+                                  "set them in the problem, e.g. M=4096, N=4096, K=4096, BM=128, BN=128, BK=64"))
+            return None
+        m, n, k, bm, bn, bk = (p[x] for x in PROBLEM_KEYS)
+        odd = [f"{x}={p[x]}" for x in ("N", "K") if p[x] % CHUNK_ELEMS]
+        if odd:
+            self.out.append(error("codegen.problem_stride", f"design {self.d.name!r}: {', '.join(odd)} is not a multiple "
+                                  f"of {CHUNK_ELEMS}; TMA row strides and the epilogue's 16-byte stores need rows of "
+                                  f"whole 16-byte chunks", (self.d.name,),
+                                  f"round {' and '.join(o.split('=')[0] for o in odd)} up to a multiple of {CHUNK_ELEMS}"))
+        return m, n, k, bm, bn, bk
+
+    def tile_sizes(self, bm: int, bn: int, bk: int, acc: Resource) -> None:
+        d, arch = self.d, self.arch
+        if bk % BK_MULTIPLE:
+            self.out.append(error("codegen.bk_swizzle", f"BK is {bk}, expected a multiple of {BK_MULTIPLE} (one 128-byte "
+                                  "swizzle row of 16-bit elements per panel)", (d.name,),
+                                  "use BK=" + " or ".join(str(x) for x in dict.fromkeys(
+                                      (bk // BK_MULTIPLE * BK_MULTIPLE, (bk // BK_MULTIPLE + 1) * BK_MULTIPLE)) if x)))
+        if bn % BN_MULTIPLE or bn > MAX_BN:
+            self.out.append(error("codegen.bn_tile", f"BN is {bn}, expected a multiple of {BN_MULTIPLE} up to {MAX_BN} "
+                                  "(one tensor-core instruction covers BN)", (d.name,), "use BN=128 or BN=256"))
+        if arch == "sm_100a":
+            if bm not in SM100_BM:
+                self.out.append(error("codegen.bm_rows", f"BM is {bm}; the sm_100a path issues "
+                                      f"M={'/'.join(map(str, SM100_BM))} tcgen05.mma", (d.name,),
+                                      f"use BM={SM100_BM[0]}, or target sm_90a only"))
+            stages = acc.pipeline_config.num_stages
+            if bn * stages > TMEM_COLUMNS:
+                self.out.append(error("codegen.tmem_columns", f"{stages} accumulator stage(s) of {bn} fp32 columns need "
+                                      f"{bn * stages} tensor-memory columns, more than the {TMEM_COLUMNS} a CTA has "
+                                      "(sm_100a)", (acc.name,),
+                                      f"use at most {max(1, TMEM_COLUMNS // bn)} accumulator stage(s), or a smaller BN"))
+
+    # -- the MMA task ------------------------------------------------------------------------------
+    def mma_task(self, acc: Resource, bm: int, bn: int) -> Task | None:
+        d, arch = self.d, self.arch
+        tasks = [t for t in d.tasks if t.schedule and any(s.op == "mma" for s in t.schedule.steps())]
+        if len(tasks) != 1:
+            self.out.append(error("codegen.mma_task", f"design {d.name!r} has {len(tasks)} tasks issuing mma "
+                                  f"({', '.join(repr(t.name) for t in tasks) or 'none'}), expected one",
+                                  tuple(t.name for t in tasks) or (d.name,),
+                                  "let one task (one or two warpgroups) run every mma step"))
+            return None
+        mma = tasks[0]
+        for s in mma.schedule.steps():
+            if s.op == "mma" and s.target != acc.name:
+                self.out.append(error("codegen.mma_target", f"task {mma.name!r}: {s} accumulates into {s.target!r}, "
+                                      f"but the accumulator is {acc.name!r}", (mma.name, s.target),
+                                      f"call {acc.name}.mma(...)"))
+        if mma.warp_idx % 4 or mma.num_warps % 4:
+            self.out.append(error("codegen.mma_warpgroup", f"task {mma.name!r} runs the tensor cores on warps "
+                                  f"{mma.warp_idx}..{mma.warp_idx + mma.num_warps - 1}; an MMA task is whole "
+                                  "warpgroups: 4 warps starting at a warp index divisible by 4", (mma.name,),
+                                  f"give {mma.name!r} warp_idx={mma.warp_idx // 4 * 4 + (4 if mma.warp_idx % 4 else 0)} "
+                                  "and num_warps 4 or 8"))
+            return None
+        n_wg = mma.num_warps // 4
+        if arch == "sm_90a":
+            if bm % n_wg or bm // n_wg not in SM90_ROWS_PER_WARPGROUP:
+                self.out.append(error("codegen.bm_rows", f"BM is {bm} with {n_wg} MMA warpgroup(s): each warpgroup would "
+                                      f"cover {bm / n_wg:g} rows, expected {' or '.join(map(str, SM90_ROWS_PER_WARPGROUP))}",
+                                      (mma.name, d.name), f"use BM={64 * n_wg} or {128 * n_wg} with {n_wg} MMA "
+                                      f"warpgroup(s), or give {mma.name!r} {4 * max(1, bm // 128)} warps"))
+            elif (bm // (64 * n_wg)) * bn // 2 > MAX_ACC_PER_THREAD:
+                per = (bm // (64 * n_wg)) * bn // 2
+                self.out.append(error("codegen.accumulator_registers", f"each MMA thread of {mma.name!r} would hold "
+                                      f"{per} fp32 accumulators ({bm}x{bn} over {n_wg} warpgroup(s)); at most "
+                                      f"{MAX_ACC_PER_THREAD} fit", (mma.name,),
+                                      f"use {2 * n_wg} MMA warpgroups ({8 * n_wg} warps), or BN={bn // 2}"))
+            else:
+                threads, launch = launch_registers(d.num_warps)
+                per = (bm // (64 * n_wg)) * bn // 2
+                if per + BOOKKEEPING_REGS > launch:
+                    most = REGS_PER_SM // (per + BOOKKEEPING_REGS) // 128 * 4
+                    self.out.append(error("codegen.accumulator_registers", f"a block of {threads} threads leaves {launch} "
+                                          f"registers per thread, but each thread of {mma.name!r} holds {per} fp32 "
+                                          f"accumulators (plus about {BOOKKEEPING_REGS} for addresses and loop state)",
+                                          (mma.name,), f"use at most {most} warps in the block, or a smaller BN"))
+        return mma
+
+    # -- tiles, outputs, sides ----------------------------------------------------------------------
+    def operands(self, acc: Resource) -> tuple[str, str] | None:
+        d = self.d
+        deps = d.deps(acc.name)
+        staged = [x for x in deps if d.has_resource(x) and d.resource(x).memory is Memory.SMEM
+                  and d.resource(x).pipeline_config is not None]
+        if len(deps) != 2 or staged != list(deps):
+            self.out.append(error("codegen.mma_operands", f"accumulator {acc.name!r} depends on {list(deps)}, expected "
+                                  "two staged shared-memory tiles (A, B)", (acc.name,),
+                                  f"set the dependency graph entry of {acc.name!r} to [smem_a, smem_b], two "
+                                  "pipelined MemoryResources"))
+            return None
+        a, b = deps
+        da, db = d.resource(a).dtype, d.resource(b).dtype
+        if da not in OPERAND_DTYPES or db != da:
+            self.out.append(error("codegen.operand_dtype", f"operands {a!r} / {b!r} are {da!r} / {db!r}; the tensor-core "
+                                  f"path takes {' or '.join(OPERAND_DTYPES)} for both", (a, b),
+                                  f"give both operand tiles dtype {OPERAND_DTYPES[0]!r} or {OPERAND_DTYPES[1]!r}"))
+            return None
+        for x in (a, b):
+            if d.resource(x).pipeline_config.consumer_kind is not OpKind.UMMA:
+                self.out.append(error("codegen.pipeline_type", f"operand {x!r} is {d.resource(x).pipeline_config.pipeline_type}, "
+                                      "but the MMA reads it: its consumer is umma", (x,),
+                                      f"give {x!r} a create_tma_umma_pipeline_cfg(...) or "
+                                      "create_async_umma_pipeline_cfg(...) config"))
+        return a, b
+
+    def tiles(self, a: str, b: str, b_major: str, dtype: str, bm: int, bn: int, bk: int) -> dict | None:
+        """Space, shape and source of every staged tile -> {resource: (space, rows, cols, source)}."""
+        d = self.d
+        b_space = "KN" if b_major == "mn" else "NK"
+        sources: dict[str, str] = {}
+        ok = True
+        exprs, _ = compute_exprs(d)
+        for r in d.resources:
+            if r.memory is not Memory.SMEM or r.pipeline_config is None:
+                continue
+            ex = exprs.get(r.name)
+            src = ex.operands[0] if ex is not None and len(ex.operands) == 1 else None
+            if src is None or ex.text.strip() != src or not d.has_resource(src) \
+                    or d.resource(src).memory is not Memory.GMEM or d.resource(src).compute.op != "input":
+                self.out.append(error("codegen.tile_source", f"staged tile {r.name!r} computes {r.compute.op!r} of "
+                                      f"{list(d.deps(r.name))}; a GEMM stage is a copy of one input tensor",
+                                      (r.name,), f"make {r.name!r} Compute('copy') of one GmemTensor input"))
+                ok = False
+                continue
+            sources[r.name] = src
+            if r.pipeline_config.producer_kind not in (OpKind.TMA, OpKind.ASYNC):
+                self.out.append(error("codegen.pipeline_type", f"staged tile {r.name!r} is "
+                                      f"{r.pipeline_config.pipeline_type}; tiles are filled by tma or async producers",
+                                      (r.name,), f"give {r.name!r} a create_tma_*_pipeline_cfg(...) config"))
+                ok = False
+            if r.pipeline_config.consumer_kind is OpKind.UMMA and r.name not in (a, b):
+                self.out.append(error("codegen.pipeline_type", f"staged tile {r.name!r} has an umma consumer but is not an "
+                                      f"operand of the accumulator; only the MMA consumes A and B", (r.name,),
+                                      f"give {r.name!r} an async consumer (create_tma_async_pipeline_cfg(...))"))
+                ok = False
+        if not ok:
+            return None
+        gmem_space: dict[str, str] = {sources[a]: "MK", sources[b]: b_space}
+        dims = {"M": bm, "N": bn, "K": bk}
+        out = {}
+        for r in d.resources:
+            if r.name not in sources:
+                continue
+            src = sources[r.name]
+            if r.name in (a, b):
+                space = "MK" if r.name == a else b_space
+            elif src in gmem_space:
+                space = gmem_space[src]
+            elif tuple(r.tile) == (bm, bn):
+                space = "MN"
+            elif tuple(r.tile) == (bm, bk):
+                space = "MK"
+            else:
+                self.out.append(error("codegen.tile_shape", f"tile {r.name!r} has shape {tuple(r.tile)}; expected "
+                                      f"({bm}, {bn}) (a residual, M x N) or ({bm}, {bk}) (A-like, M x K)", (r.name,),
+                                      "stage residual tiles as (BM, BN) or A-like tiles as (BM, BK)"))
+                continue
+            gmem_space.setdefault(src, space)
+            rows, cols = (dims[x] for x in SPACES[space])
+            if r.dtype != dtype:
+                self.out.append(error("codegen.tile_dtype", f"tile {r.name!r} is {r.dtype!r}, expected {dtype!r} like the "
+                                      "operands", (r.name,), f"give it dtype {dtype!r}"))
+            if rows > MAX_BOX_ROWS:
+                self.out.append(error("codegen.tma_box", f"tile {r.name!r} has {rows} rows; a TMA box has at most "
+                                      f"{MAX_BOX_ROWS}", (r.name,), f"use tiles of at most {MAX_BOX_ROWS} rows"))
+            want = rows * cols * DTYPE_BYTES.get(dtype, 2)
+            if r.pipeline_config.num_bytes != want:
+                self.out.append(error("codegen.stage_bytes", f"tile {r.name!r}: num_bytes is {r.pipeline_config.num_bytes}, "
+                                      f"but a {rows}x{cols} {dtype} tile is {want} B", (r.name,),
+                                      f"set num_bytes={want}"))
+            out[r.name] = (space, rows, cols, src)
+        return out
+
+    def outputs(self, acc: str, dtype: str, tiles: dict) -> tuple[list[str], dict[str, str]]:
+        d = self.d
+        outputs, spaces = [], {}
+        for r in d.resources:
+            if r.memory is not Memory.GMEM or r.compute.op == "input":
+                continue
+            ins = d.deps(r.name)
+            found = {("MN" if i == acc else tiles[i][0] if i in tiles else "?") for i in ins}
+            if len(found) != 1 or found & {"?", "KN", "NK"}:
+                self.out.append(error("codegen.store_space", f"output {r.name!r} is computed from {list(ins)}, whose tiles "
+                                      "do not share one M x N or M x K space", (r.name,),
+                                      "store the accumulator (with M x N tiles) or an A-like tile"))
+                continue
+            spaces[r.name] = found.pop()
+            allowed = OUTPUT_DTYPES.get(dtype, ())
+            if r.dtype not in allowed:
+                self.out.append(error("codegen.output_dtype", f"output {r.name!r} is {r.dtype!r}; with {dtype} operands the "
+                                      f"epilogue writes {' or '.join(map(repr, allowed))}", (r.name,),
+                                      f"give it dtype {allowed[0]!r}" if allowed else "use float16 or bfloat16 operands"))
+            outputs.append(r.name)
+        return outputs, spaces
+
+    def warpgroups(self, mma: Task) -> None:
+        """Each task other than the MMA task fits in one warpgroup (its role branch is one)."""
+        for t in self.d.tasks:
+            if t is not mma and t.warp_idx // 4 != (t.warp_idx + t.num_warps - 1) // 4:
+                self.out.append(error("codegen.task_warpgroup", f"task {t.name!r} spans warps {t.warp_idx}.."
+                                      f"{t.warp_idx + t.num_warps - 1}, across warpgroups; a GEMM kernel runs each "
+                                      "non-MMA task inside one warpgroup (4 warps starting at a multiple of 4)",
+                                      (t.name,), f"move {t.name!r} to warps starting at {(t.warp_idx + 3) // 4 * 4}"))
+
+    def reads(self, a: str, b: str, mma: Task, spaces: dict[str, str]) -> None:
+        """Every operand of the MMA and of each store is read from a stage its task waited on
+        (the schedule rules put the MMA between the accumulator's acquire and commit, and make
+        the MMA task the consumer of what it waits on)."""
+        d = self.d
+        plans = resolve(d, self.layout)
+        want = [(mma, x, f"{mma.name!r} issues mma on it") for x in (a, b)]
+        for t in d.tasks:
+            for s in (t.schedule.steps() if t.schedule else ()):
+                if s.op == "store" and s.target in spaces:
+                    want += [(t, x, f"{s} reads it") for x in d.deps(s.target)]
+        for t, x, why in want:
+            try:
+                plans[t.name].cursor_of(x, Side.CONSUMER)
+            except KeyError:
+                self.out.append(error("codegen.read_without_wait", f"task {t.name!r} never waits on {x!r}, but {why}",
+                                      (t.name, x), f"add {x}.wait() before and {x}.release() after its use in "
+                                      f"{t.name!r} (through its group if it has one)"))
+
+    def chunks(self, shapes: dict, spaces: dict[str, str], bm: int, bn: int, bk: int) -> None:
+        """Threads of a storing or thread-loading task split the tile's 16-byte chunks evenly."""
+        d = self.d
+        for t in d.tasks:
+            for s in (t.schedule.steps() if t.schedule else ()):
+                if s.op == "store" and s.target in spaces:
+                    rows, cols = {"MN": (bm, bn), "MK": (bm, bk)}[spaces[s.target]]
+                elif s.op == "load" and s.target in shapes and \
+                        d.resource(s.target).pipeline_config.producer_kind is OpKind.ASYNC:
+                    rows, cols = shapes[s.target][1:3]
+                else:
+                    continue
+                n = rows * cols // CHUNK_ELEMS
+                if n % t.num_threads:
+                    self.out.append(error("codegen.chunk_split", f"task {t.name!r}: {s} moves {n} 16-byte chunks "
+                                          f"({rows}x{cols}), which do not split evenly over its {t.num_threads} threads",
+                                          (t.name, s.target), f"give {t.name!r} 4 warps (one warpgroup)"))
+
+

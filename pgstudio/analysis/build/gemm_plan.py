@@ -1,0 +1,175 @@
+"""GemmPlan: what the GEMM code generator can build, and the plan it renders for one design.
+
+It finds the accumulator (a ``TmemAccumulator`` computing ``mma``) and its two operands, gives
+every staged tile a *space* (which problem dimensions its rows and columns run along), takes the
+shared-memory map from ``smem_layout(design, arch=...)`` (operand / residual stages, the
+accumulator staging that emulates tensor memory on sm_90a, the barriers of ``barrier_layout``),
+splits the register file between warpgroups, and lists the tensor maps and kernel parameters.
+
+``plan_gemm`` never raises for a design: everything the generator cannot build is a ``codegen.*``
+diagnostic naming the values and the fix (``gemm_checks``), which ``validate()`` reports for each
+target and ``emit`` raises as one ``DesignError``.  The generator's limits are data
+(``gemm_limits``): lifting one is a change there plus the code that renders it in
+``codegen/gemm.py``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ...model.design import Design
+from ...model.diagnostic import error
+from ...model.kinds import OpKind
+from ...model.targets import ARCHES, DTYPE_BYTES
+from ...model.task import Task
+from ..layout import BarrierLayout, Staging, smem_layout
+from .gemm_checks import Checks, option_error
+from .gemm_limits import B_MAJORS, PANEL_COLS, SPACES, launch_registers
+from .planned import Planned
+from .steps import check_async_ops, check_step_targets, check_tasks_scheduled
+
+
+@dataclass(frozen=True)
+class Tile:
+    """A staged shared-memory tile: its space, shape and where its stages live."""
+
+    resource: str
+    space: str  # key of SPACES
+    rows: int
+    cols: int
+    offset: int  # bytes from the aligned smem base
+    stage_bytes: int
+    stages: int
+    source: str  # the gmem tensor it is loaded from
+    producer: OpKind
+
+    @property
+    def panels(self) -> int:
+        return self.cols // PANEL_COLS
+
+
+@dataclass(frozen=True)
+class TensorMap:
+    """One CUtensorMap kernel parameter: a row-major [rows x cols] gmem tensor read in boxes of
+    ``box_rows`` x 64 elements with 128-byte swizzle."""
+
+    param: str
+    tensor: str
+    space: str
+    box_rows: int
+
+
+@dataclass(frozen=True)
+class GemmPlan:
+    design: Design
+    arch: str
+    dtype: str
+    bm: int
+    bn: int
+    bk: int
+    b_major: str  # "mn": B stored K x N (row-major); "k": B stored N x K
+    acc: str
+    a: str
+    b: str
+    mma_task: Task
+    tiles: dict[str, Tile]
+    staging: Staging
+    layout: BarrierLayout
+    barrier_offset: int
+    smem_bytes: int  # dynamic shared memory to request
+    aligned_by_hand: bool  # True: smem_bytes has 1 KB slack and the kernel aligns its base
+    num_threads: int
+    launch_regs: int
+    mma_wgs: tuple[int, ...]
+    tensor_maps: tuple[TensorMap, ...]
+    gmem_spaces: dict[str, str]  # gmem tensor -> space of its [rows x cols]
+    outputs: tuple[str, ...]
+    pointer_inputs: tuple[str, ...]  # gmem inputs read by threads (async producers)
+    problem: dict = field(default_factory=dict)
+
+    @property
+    def esz(self) -> int:
+        return DTYPE_BYTES[self.dtype]
+
+    @property
+    def mma_repeats(self) -> int:
+        """m64 blocks per MMA warpgroup (sm_90a)."""
+        return self.bm // (64 * len(self.mma_wgs))
+
+    @property
+    def tensor_map_for(self) -> dict[tuple[str, int], TensorMap]:
+        return {(m.tensor, m.box_rows): m for m in self.tensor_maps}
+
+
+def plan_gemm(design: Design, arch: str = "sm_90a", b_major: str = "mn",
+              acc_stage_dtype: str | None = None) -> Planned[GemmPlan]:
+    """The GEMM plan of ``design`` for ``arch``, or the ``codegen.*`` diagnostics saying why there
+    is none.  Unknown options (arch, b_major, acc_stage_dtype) raise ``DesignError``."""
+    if arch not in ARCHES:
+        raise option_error("arch", arch, ARCHES, "use arch='sm_90a' (H100 / H200) or 'sm_100a' (B200, compile only)")
+    if b_major not in B_MAJORS:
+        raise option_error("b_major", b_major, B_MAJORS, "pass b_major='mn' (B stored K x N) or 'k' (B stored N x K)")
+    d = design
+    c = Checks(d, arch)
+    c.out += check_tasks_scheduled(d) + check_step_targets(d) + check_async_ops(d)
+    c.loops()
+    acc = c.accumulator()
+    shape = c.problem()
+    if acc is None or shape is None:
+        return Planned(None, tuple(c.out))
+    _, _, _, bm, bn, bk = shape
+    c.tile_sizes(bm, bn, bk, acc)
+    operands = c.operands(acc)
+    mma = c.mma_task(acc, bm, bn)
+    if operands is None or mma is None:
+        return Planned(None, tuple(c.out))
+    a, b = operands
+    dtype = d.resource(a).dtype
+    if acc_stage_dtype not in (None, "float32", dtype):
+        raise option_error("acc_stage_dtype", acc_stage_dtype, (None, "float32", dtype),
+                            "leave it None (float32 when it fits)")
+    shapes = c.tiles(a, b, b_major, dtype, bm, bn, bk)
+    if shapes is None:
+        return Planned(None, tuple(c.out))
+    outputs, out_spaces = c.outputs(acc.name, dtype, shapes)
+    gmem_spaces = {src: space for space, _, _, src in shapes.values()} | out_spaces
+    c.k_steps({**{r: s[0] for r, s in shapes.items()}, **out_spaces})
+    c.warpgroups(mma)
+    c.reads(a, b, mma, out_spaces)
+    c.chunks(shapes, out_spaces, bm, bn, bk)
+    stored = {s.target for t in d.tasks if t.schedule for s in t.schedule.steps() if s.op == "store"}
+    for o in outputs:
+        if o not in stored:
+            c.out.append(error("codegen.unstored_output", f"global tensor {o!r} computes {d.resource(o).compute.op!r} "
+                               "but no task stores it, so the kernel would never write it", (o,),
+                               f"add {o}.store(...) to the schedule of the task that reads its operands"))
+    layout = c.layout
+    sl = smem_layout(d, arch=arch, staging_dtype=acc_stage_dtype, barriers=layout)
+    if acc_stage_dtype is not None and not sl.fits:  # the option changed the layout the rules checked
+        c.out.append(sl.problem(d))
+    if c.out:
+        return Planned(None, tuple(c.out))
+    tiles = {}
+    for r, (space, rows, cols, src) in shapes.items():
+        cfg = d.resource(r).pipeline_config
+        tiles[r] = Tile(r, space, rows, cols, sl.buffer(r).offset, cfg.num_bytes, cfg.num_stages, src, cfg.producer_kind)
+    threads, launch = launch_registers(d.num_warps)
+    maps: dict[tuple[str, int], TensorMap] = {}
+    pointer_inputs: list[str] = []
+    for t in tiles.values():
+        if t.producer is OpKind.TMA:
+            key = (t.source, t.rows)
+            if key not in maps:
+                same = [k for k in maps if k[0] == t.source]
+                maps[key] = TensorMap(f"tm_{t.source}" + (f"_{t.rows}" if same else ""), t.source, t.space, t.rows)
+        elif t.source not in pointer_inputs:
+            pointer_inputs.append(t.source)
+    return Planned(GemmPlan(
+        design=d, arch=arch, dtype=dtype, bm=bm, bn=bn, bk=bk, b_major=b_major, acc=acc.name, a=a, b=b, mma_task=mma,
+        tiles=tiles, staging=sl.staging[0], layout=layout, barrier_offset=sl.barrier_offset,
+        smem_bytes=sl.total_bytes, aligned_by_hand=bool(sl.slack), num_threads=threads, launch_regs=launch,
+        mma_wgs=tuple(range(mma.warp_idx // 4, (mma.warp_idx + mma.num_warps) // 4)), tensor_maps=tuple(maps.values()),
+        gmem_spaces=gmem_spaces, outputs=tuple(outputs), pointer_inputs=tuple(pointer_inputs), problem=d.problem_dict))
+
+
+__all__ = ["GemmPlan", "PANEL_COLS", "SPACES", "TensorMap", "Tile", "plan_gemm"]
