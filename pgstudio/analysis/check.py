@@ -8,8 +8,10 @@ stubborn sets, which keeps every verdict while visiting far fewer states; ``meth
 the plain search, the reference.
 
 Verdicts: SAFE; UNSAFE with the kind (``deadlock``, ``write_while_held``, ``read_before_write``,
-``arrive_count``, ``early_release``, ``unbalanced``) and a witness trace; INCOMPLETE when
-``max_states`` was reached first (never reported as safe).  A violation's witness is cut down to
+``arrive_count``, ``early_release``, ``unbalanced``) and a witness trace; INCOMPLETE (never safe)
+when the search reached its budget first, or when the shrunk loop counts do not keep a relation
+between the design's loop bounds (``loops.py``: then a finding at those counts is reported as a
+*possible* one, with its witness).  A violation's witness is cut down to
 the steps the violation depends on (``causal_slice``); a deadlock's (or an unbalanced end's) is
 the whole run into that state, the shortest the search found.
 
@@ -56,9 +58,16 @@ def verdict_of(space: StateSpace, result: SearchResult, method: str, max_states:
     common = dict(states=result.states, transitions=result.transitions, seconds=result.seconds, method=method,
                   loops=tuple(sorted(program.counts.items())), max_states=max_states)
     v = result.violation
+    caveat = ("the loop counts it unrolled do not keep the design's relations between loop bounds: "
+              + "; ".join(program.caveats)) if program.caveats else ""
     if v is None:
-        status = INCOMPLETE if result.capped else SAFE
-        return Verdict(program.design.name, status, **common)
+        if result.capped:
+            return Verdict(program.design.name, INCOMPLETE, reason=f"the search stopped at its budget of {max_states} "
+                           f"states", cause="budget", **common)
+        if caveat:
+            return Verdict(program.design.name, INCOMPLETE, reason=f"no interleaving breaks a rule, but {caveat}",
+                           cause="loops", **common)
+        return Verdict(program.design.name, SAFE, **common)
     trace = result.trace
     if minimize and v.kind not in TERMINAL_KINDS:  # a terminal state needs the whole run into it
         sliced = causal_slice(space, trace)
@@ -66,7 +75,9 @@ def verdict_of(space: StateSpace, result: SearchResult, method: str, max_states:
         if last is not None and last.kind == v.kind:
             trace, v = sliced, last
     rows, timeline = _witness(space, trace, v)
-    return Verdict(program.design.name, UNSAFE, v.kind, v.message, v.where, tuple(rows), timeline=timeline, **common)
+    status, cause = (INCOMPLETE, "loops") if caveat else (UNSAFE, "")
+    return Verdict(program.design.name, status, v.kind, v.message, v.where, tuple(rows), timeline=timeline,
+                   reason=caveat, cause=cause, **common)
 
 
 def _state_text(s: State, slot: int) -> str:

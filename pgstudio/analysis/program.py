@@ -11,13 +11,8 @@ Cursor walk (semantics.md section 5): the k-th use of a cursor with S stages tou
 ``k % S`` in round ``k // S``; a wait uses parity ``(k // S) & 1`` on the consumer side and its
 complement on the producer side (producers start at parity 1); a commit or release advances it.
 
-Loop counts (``loop_counts``): the canonical designs loop over thousands of tiles, far too many
-to explore.  Every loop bound that names a problem symbol (or is a literal) is shrunk: bounds of
-outermost loops to ``iterations``, of inner loops to ``inner``.  Shrinking keeps order: if two
-outermost loops are bounded by different values, they stay different (the smaller becomes
-``iterations``, the next ``iterations + 1`` ...), and start / step bounds are kept, so two tasks
-that run a different number of iterations still do.  ``loops={"num_tiles": 3}`` sets a symbol
-outright.
+Loop counts come from ``loops.py``: loops shrink to a few iterations, but bounds that differ
+stay different (by the same amount), and when they cannot, ``Program.caveats`` says why.
 """
 
 from __future__ import annotations
@@ -26,13 +21,13 @@ import math
 from dataclasses import dataclass
 from typing import Mapping
 
-from ..errors import DesignError
 from ..model.design import Design
 from ..model.kinds import OpKind, Who
 from ..model.protocol import START_PHASE
-from ..model.schedule import Loop, Step
+from ..model.schedule import Step
 from ..model.targets import DTYPE_BYTES
 from .layout import BarrierLayout, barrier_layout
+from .loops import loop_counts, shrink, trip_count
 from .resolve import ResolvedLoop, ResolvedStep, TaskPlan, resolve
 
 #: Bytes per element of the supported dtypes.
@@ -110,6 +105,7 @@ class Program:
     tasks: tuple[str, ...]
     runs: tuple[tuple[StepRun, ...], ...]  # per task, in task order
     buffers: Mapping[str, str]  # resource -> the resource whose buffer it occupies
+    caveats: tuple[str, ...] = ()  # why the loop counts do not keep the design's relations (loops.py)
 
     def slot_counts(self) -> tuple[int, ...]:
         """Init count of every slot, in slot order."""
@@ -118,68 +114,6 @@ class Program:
     def slot_name(self, slot: int) -> str:
         s = self.layout.slots[slot]
         return f"{s.set}[{s.stage}]"
-
-
-# -- loop counts ----------------------------------------------------------------------------------
-
-def _loops(nodes, depth: int, out: list) -> None:
-    for n in nodes:
-        if isinstance(n, Loop):
-            out.append((n, depth))
-            _loops(n.body, depth + 1, out)
-
-
-def _value(bound, problem: Mapping, where: str) -> int:
-    v = problem.get(bound, None) if isinstance(bound, str) else bound
-    if isinstance(v, bool) or not isinstance(v, int):
-        raise DesignError(f"{where}: loop bound {bound!r} is not an integer or an integer problem symbol "
-                          f"(problem: {', '.join(f'{k}={v!r}' for k, v in problem.items()) or 'none'})",
-                          code="schedule.loop", hint="use integers or names from Design.problem")
-    return v
-
-
-def loop_counts(design: Design, iterations: int | None = 4, inner: int | None = 2,
-                loops: Mapping[str, int] | None = None) -> dict[str, int]:
-    """The value each loop-bound symbol (and literal stop bound, keyed ``"#<n>"``) takes
-    when unrolling; see the module docstring.  ``None`` keeps a tier's real values."""
-    problem = design.problem_dict
-    loops = dict(loops or {})
-    tier: dict[object, int] = {}  # bound -> shallowest depth it bounds a loop at
-    for t in design.tasks:
-        found: list = []
-        _loops(t.schedule.nodes if t.schedule else (), 0, found)
-        for loop, depth in found:
-            tier[loop.stop] = min(tier.get(loop.stop, depth), depth)
-    out: dict[str, int] = {}
-    for depth_is_outer in (True, False):
-        cap = iterations if depth_is_outer else inner
-        bounds = [b for b, d in tier.items() if (d == 0) == depth_is_outer]
-        real = {b: _value(b, problem, f"design {design.name!r}") for b in bounds if b not in loops}
-        large = sorted({v for v in real.values() if cap is not None and v > cap})
-        for b, v in real.items():
-            out[_key(b, tier[b])] = v if cap is None or v <= cap else cap + large.index(v)
-    for name, v in loops.items():
-        out[name] = v
-    return out
-
-
-def _key(bound, depth: int = 0) -> str:
-    return bound if isinstance(bound, str) else f"#{bound}"
-
-
-def trip_count(loop: Loop, counts: Mapping[str, int], problem: Mapping) -> int:
-    """Iterations of ``loop`` with the stop bound taken from ``counts`` (see ``loop_counts``)."""
-    stop = counts.get(_key(loop.stop))
-    if stop is None:
-        stop = _value(loop.stop, problem, "loop")
-    start = counts.get(loop.start) if isinstance(loop.start, str) and loop.start in counts else \
-        _value(loop.start, problem, "loop")
-    step = counts.get(loop.step) if isinstance(loop.step, str) and loop.step in counts else \
-        _value(loop.step, problem, "loop")
-    if step <= 0:
-        raise DesignError(f"domain_loop({loop.start}, {loop.stop}, {loop.step}): step must be positive",
-                          code="schedule.loop", hint="use a positive step")
-    return max(0, -(-(stop - start) // step))
 
 
 # -- sizes ------------------------------------------------------------------------------------------
@@ -324,13 +258,17 @@ class _Unroller:
 
 def unroll(design: Design, counts: Mapping[str, int] | None = None, layout: BarrierLayout | None = None, *,
            iterations: int | None = 4, inner: int | None = 2, loops: Mapping[str, int] | None = None) -> Program:
-    """Every task's steps over the chosen loop counts (``counts`` from ``loop_counts`` by default)."""
+    """Every task's steps over the chosen loop counts (``counts``: from ``loops.shrink`` by default,
+    whose caveats the program keeps)."""
     layout = layout or barrier_layout(design)
-    counts = counts if counts is not None else loop_counts(design, iterations, inner, loops)
+    caveats: tuple[str, ...] = ()
+    if counts is None:
+        shrunk = shrink(design, iterations, inner, loops)
+        counts, caveats = shrunk.counts, shrunk.caveats
     plans = resolve(design, layout)
     u = _Unroller(design, layout, counts)
     runs = tuple(u.task(t, plans[t.name]) for t in design.tasks)
-    return Program(design, layout, dict(counts), tuple(t.name for t in design.tasks), runs, u.roots)
+    return Program(design, layout, dict(counts), tuple(t.name for t in design.tasks), runs, u.roots, caveats)
 
 
 __all__ = ["Act", "DTYPE_BYTES", "Program", "StepRun", "buffer_roots", "loop_counts", "tile_bytes", "trip_count",
