@@ -10,11 +10,9 @@ closed under two rules --
 * a disabled wait in the set pulls in every agent whose horizon writes the awaited slot.
 
 An agent's horizon is everything it can do before it reaches a wait that stays blocked as long
-as only agents outside the set move: the wait has not passed, no other outside task and nothing
-the agent does before it writes its slot, and the copies in flight outside the set cannot land
-enough bytes to complete the phase.  Horizons are computed together, as a least fixpoint (a wait
-counts as blocking until another outside horizon is found to write its slot); a bulk copy's
-horizon is its landing.  Only the set's enabled transitions are expanded.
+as only agents outside the set move (``reduction.py`` computes horizons on demand, as the least
+fixpoint in which waiting tasks do not unblock each other).  Only the set's enabled transitions
+are expanded.
 
 Why verdicts do not change: the state graph is acyclic (every transition advances a task or
 lands bytes), so the reduced graph keeps every terminal state of the full one -- every deadlock,
@@ -39,7 +37,8 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 
-from .statespace import State, StateSpace, Violation, conflict
+from .reduction import Reducer
+from .statespace import StateSpace, Violation, conflict
 
 
 @dataclass
@@ -52,87 +51,6 @@ class SearchResult:
     capped: bool = False
     reduced: bool = False
     found: dict = field(default_factory=dict)  # explore_all: {signature: violation}
-
-
-class _Reducer:
-    """Stubborn sets of one state space (see the module docstring)."""
-
-    def __init__(self, space: StateSpace) -> None:
-        self.space = space
-
-    def ample(self, s: State, agents: list[int], enabled: list[int]) -> list[int]:
-        sp = self.space
-        self._memo: dict = {}  # horizons of this state, by (task, outside writes, outside copies)
-        fp = {a: sp.footprint(s, a) for a in agents}
-        for a in enabled:  # a step that touches nothing shared commutes with everything
-            if fp[a] == (0, 0, 0):
-                return [a]
-        fut = {a: sp.future_of(s, a) for a in agents}
-        en = set(enabled)
-        best = None
-        # copies first: a landing usually needs only its consumer, blocked on it
-        for a in sorted(enabled, key=lambda x: (x >= 0, x)):
-            members = self._closure(s, agents, a, fp, fut, en)
-            chosen = [x for x in members if x in en]
-            if len(chosen) == 1:
-                return chosen
-            if best is None or len(chosen) < len(best):
-                best = chosen
-        return best
-
-    def _closure(self, s: State, agents: list[int], start: int, fp, fut, en) -> list[int]:
-        sp = self.space
-        inside = [start]
-        new = [start]
-        while new:
-            outside = [y for y in agents if y not in inside]
-            if not outside:
-                break
-            horizons = self._horizons(s, outside, fut)
-            added: list[int] = []
-            for x in new:
-                if x in en:
-                    hit = [y for y in outside if y not in added and conflict(fp[x], horizons[y])]
-                else:  # a blocked wait: whoever can complete its phase
-                    mask = sp.slot_mask[sp.code[x][s.pcs[x]].act.slot]
-                    hit = [y for y in outside if y not in added and (horizons[y][1] | horizons[y][2]) & mask]
-                added += hit
-            inside += added
-            new = added
-        return inside
-
-    def _horizons(self, s: State, outside: list[int], fut) -> dict[int, tuple[int, int, int]]:
-        """Each outside agent's horizon: the least fixpoint in which a task's wait counts as
-        blocking unless the other outside agents' horizons can complete its phase."""
-        sp = self.space
-        memo = self._memo
-        h = {}
-        copy_bytes: dict[int, int] = {}
-        for y in outside:
-            if y < 0:
-                h[y] = fut[y]
-                slot, left = sp.copy_slot(s, ~y)
-                copy_bytes[slot] = copy_bytes.get(slot, 0) + left
-        ckey = tuple(sorted(copy_bytes.items()))
-        tasks = [y for y in outside if y >= 0]
-        for y in tasks:
-            h[y] = (0, 0, 0)
-        changed = True
-        while changed:
-            changed = False
-            for y in tasks:
-                ow = 0
-                for z in tasks:
-                    if z != y:
-                        ow |= h[z][1] | h[z][2]
-                key = (y, ow, ckey)
-                new = memo.get(key)
-                if new is None:
-                    new = memo[key] = sp.horizon(s, y, ow, copy_bytes)
-                if new != h[y]:
-                    h[y] = new
-                    changed = True
-        return h
 
 
 def bfs(space: StateSpace, *, reduced: bool = False, max_states: int = 1_000_000,
@@ -148,7 +66,7 @@ def bfs(space: StateSpace, *, reduced: bool = False, max_states: int = 1_000_000
     via = [0]
     queue = deque([0])
     transitions = 0
-    reducer = _Reducer(space) if reduced else None
+    reducer = Reducer(space) if reduced else None
     result = SearchResult(0, 0, 0.0, reduced=reduced)
 
     def trace(sid: int) -> list:

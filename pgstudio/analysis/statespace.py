@@ -185,7 +185,7 @@ class StateSpace:
     def _derive(self) -> None:
         """Per task and pc: what it holds, writes and has released; future footprints; waits."""
         self.held, self.producing, self.released = [], [], []
-        self.future, self.waits, self.tables, self.wait_info = [], [], [], []
+        self.future, self.waits, self.tables, self.wait_info, self.each = [], [], [], [], []
         for code in self.code:
             held: list = []
             prod: list = []
@@ -224,6 +224,7 @@ class StateSpace:
             self.wait_info.append([(k, ins.act.slot, ins.act.parity, self.slot_mask[ins.act.slot])
                                    for k, ins in enumerate(code) if ins.op == WAIT])
             self.tables.append(_RangeOr(each))
+            self.each.append(each)
 
     # -- states -----------------------------------------------------------------------------
     def initial(self) -> State:
@@ -321,30 +322,7 @@ class StateSpace:
         """The verdict of a state with no transition: None when every task finished cleanly."""
         return terminal(self, s)
 
-    # -- horizons (for the reduction) -------------------------------------------------------
-    def horizon(self, s: State, y: int, outside_w: int, copy_bytes: dict) -> tuple[int, int, int]:
-        """(reads, writes, adds) of everything task ``y`` can do before it reaches a wait that
-        stays blocked while only agents outside the stubborn set move.
-
-        ``outside_w``: writes and adds of the other outside *tasks*; ``copy_bytes``: slot -> bytes
-        the outside copies in flight may still land on it.  A wait that has not passed stays
-        blocked if no other outside task and nothing ``y`` does before it touches its slot, and
-        the outside copies cannot complete the phase: arrivals are pending (a copy never
-        arrives), or tx is outside (0, the bytes they can land] (landing only lowers tx)."""
-        pc = s.pcs[y]
-        bars = s.bars
-        for k, slot, parity, mask in self.wait_info[y][bisect_left(self.waits[y], pc):]:
-            pending, tx, phase = bars[slot]
-            if (phase & 1) != parity or outside_w & mask:  # passes now, or may be made to pass
-                continue
-            r, w, a = self.tables[y].query(pc, k)
-            if (w | a) & mask:
-                continue
-            if pending == 0 and 0 < tx <= copy_bytes.get(slot, 0):
-                continue
-            return r, w, a
-        return self.future[y][pc]
-
+    # -- for the reduction (reduction.py) ---------------------------------------------------
     def copy_slot(self, s: State, j: int) -> tuple[int, int]:
         """(slot, bytes still to land) of copy ``j`` in flight."""
         t, pc, left = s.copies[j]
