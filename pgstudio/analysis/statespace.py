@@ -13,7 +13,7 @@ the step's effect on stage data (a write, a read).  A step with neither is a no-
 A state is ``(pcs, barriers, data, copies)``: each task's instruction index, every slot's
 ``Mbarrier``, the last round written into each (resource, stage), and the copies in flight.
 Whether a task holds a stage (between its wait and its release), is writing one (between its
-work and its commit) or how many rounds it released is a function of its pc, precomputed.
+work and its commit) or how many rounds it released is a function of its pc (``occupancy.py``).
 
 A transition that breaks a rule is labelled with a *violation* (its effect still applies):
 ``arrive_count`` (a phase completed by too many or too few arrivals: an arrival landed in a
@@ -40,6 +40,7 @@ from typing import NamedTuple
 from ..model.kinds import OpKind
 from . import mbarrier
 from .mbarrier import Mbarrier
+from .occupancy import Occupancy
 from .program import Act, Program, StepRun
 from .violations import KINDS, Violation, check_reads, check_write, leak, terminal, wrong_phase
 
@@ -183,35 +184,10 @@ class StateSpace:
         return tuple(out)
 
     def _derive(self) -> None:
-        """Per task and pc: what it holds, writes and has released; future footprints; waits."""
-        self.held, self.producing, self.released = [], [], []
+        """Per task: who holds / writes / released what (``occupancy``); future footprints; waits."""
+        self.occupancy = Occupancy(self.code, self.roots)
         self.future, self.waits, self.tables, self.wait_info, self.each = [], [], [], [], []
         for code in self.code:
-            held: list = []
-            prod: list = []
-            rel: list = []
-            h: dict = {}
-            p: set = set()
-            c: dict = {}
-            for ins in code:
-                held.append(frozenset(h))
-                prod.append(frozenset(p))
-                rel.append(dict(c))
-                for key in ins.holds:
-                    h[key] = True
-                for key in ins.frees:
-                    h.pop(key, None)
-                    c[key] = c.get(key, 0) + 1
-                for key in ins.commits:
-                    p.discard(key)
-                if ins.writing:
-                    p.add(ins.writing)
-            held.append(frozenset(h))
-            prod.append(frozenset(p))
-            rel.append(dict(c))
-            self.held.append(held)
-            self.producing.append(prod)
-            self.released.append(rel)
             each = [(ins.reads | ins.land[0], ins.writes | ins.land[1], ins.adds | ins.land[2]) for ins in code]
             n = len(code)
             fut = [(0, 0, 0)] * (n + 1)
