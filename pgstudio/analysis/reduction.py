@@ -75,10 +75,11 @@ class Reducer:
 
     def ample(self, s: State, agents: list[int], enabled: list[int]) -> list[int]:
         sp = self.space
-        fp = {a: sp.footprint(s, a) for a in agents}
+        quiet, pcs = sp.quiet, s.pcs
         for a in enabled:  # a step that touches nothing shared commutes with everything
-            if fp[a] == (0, 0, 0):
+            if a >= 0 and quiet[a][pcs[a]]:
                 return [a]
+        fp = _Footprints(sp, s)
         copy_bytes: dict[int, int] = {}
         for j in range(len(s.copies)):
             slot, left = sp.copy_slot(s, j)
@@ -164,6 +165,18 @@ class Reducer:
             else:
                 lo = mid + 1
         return lo
+
+
+class _Footprints(dict):
+    """Agent -> the footprint of its next transition, computed when first asked for."""
+
+    def __init__(self, space: StateSpace, s: State) -> None:
+        super().__init__()
+        self.space, self.s = space, s
+
+    def __missing__(self, a: int) -> tuple[int, int, int]:
+        f = self[a] = self.space.footprint(self.s, a)
+        return f
 
 
 def _bits(mask: int):

@@ -79,8 +79,7 @@ def bfs(space: StateSpace, *, reduced: bool = False, max_states: int = 1_000_000
     while queue:
         sid = queue.popleft()
         s = states[sid]
-        agents = space.agents(s)
-        enabled = [a for a in agents if space.enabled(s, a)]
+        agents, enabled = space.moves(s)
         if not enabled:
             v = space.terminal(s)
             if v is not None:

@@ -35,7 +35,6 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from dataclasses import dataclass
-from typing import NamedTuple
 
 from ..model.kinds import OpKind
 from . import mbarrier
@@ -88,11 +87,49 @@ def conflict(a: tuple[int, int, int], b: tuple[int, int, int]) -> bool:
     return bool((aw & (br | bw | ba)) or (bw & (ar | aa)) or (aa & br) or (ba & ar))
 
 
-class State(NamedTuple):
-    pcs: tuple[int, ...]
-    bars: tuple[Mbarrier, ...]
-    data: tuple[int, ...]  # last round written per (resource, stage), -1 before any
-    copies: tuple[tuple[int, int, int], ...]  # (task, pc of the copy instruction, bytes still to land)
+class State:
+    """One state: ``pcs`` (each task's instruction index), ``bars`` (every slot's ``Mbarrier``),
+    ``data`` (last round written per (resource, stage), -1 before any) and ``copies`` ((task, pc
+    of the copy instruction, bytes still to land), sorted).
+
+    Its hash is the XOR of one hash per component (``part``), which a transition updates for the
+    few components it changes: hashing a state costs the same however large the design is (a
+    tuple hash walks every barrier).  Equal hashes are confirmed by comparing the components."""
+
+    __slots__ = ("pcs", "bars", "data", "copies", "_hash")
+
+    def __init__(self, pcs: tuple[int, ...], bars: tuple[Mbarrier, ...], data: tuple[int, ...],
+                 copies: tuple[tuple[int, int, int], ...], hash_: int | None = None) -> None:
+        self.pcs, self.bars, self.data, self.copies = pcs, bars, data, copies
+        if hash_ is None:
+            hash_ = 0
+            for i, pc in enumerate(pcs):
+                hash_ ^= part(PC, i, pc)
+            for i, bar in enumerate(bars):
+                hash_ ^= part(BAR, i, bar)
+            for i, rnd in enumerate(data):
+                hash_ ^= part(DATA, i, rnd)
+            for c in copies:
+                hash_ ^= part(COPIES, 0, c)
+        self._hash = hash_
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, State) and self._hash == other._hash and self.pcs == other.pcs
+                and self.bars == other.bars and self.data == other.data and self.copies == other.copies)
+
+    def __repr__(self) -> str:
+        return f"State(pcs={self.pcs}, bars={self.bars}, data={self.data}, copies={self.copies})"
+
+
+PC, BAR, DATA, COPIES = range(4)
+
+
+def part(component: int, index: int, value) -> int:
+    """The hash of one component of a state (see ``State``)."""
+    return hash((component, index, value))
 
 
 class StateSpace:
@@ -201,6 +238,12 @@ class StateSpace:
                                    for k, ins in enumerate(code) if ins.op == WAIT])
             self.tables.append(_RangeOr(each))
             self.each.append(each)
+        # per task and pc: () not a wait, (slot, parity) a wait, None finished
+        self._wait_at = [[(ins.act.slot, ins.act.parity) if ins.op == WAIT else () for ins in code] + [None]
+                         for code in self.code]
+        self._pc_hash = [[part(PC, t, pc) for pc in range(len(code) + 1)] for t, code in enumerate(self.code)]
+        #: per task and pc: does the instruction touch nothing shared (it commutes with everything)?
+        self.quiet = [[e == (0, 0, 0) for e in each] for each in self.each]
 
     # -- states -----------------------------------------------------------------------------
     def initial(self) -> State:
@@ -209,6 +252,25 @@ class StateSpace:
     def agents(self, s: State) -> list[int]:
         """Agents with a transition: task i -> i, copy j of ``s.copies`` -> ~j (negative)."""
         return [i for i in range(self.T) if s.pcs[i] < len(self.code[i])] + [~j for j in range(len(s.copies))]
+
+    def moves(self, s: State) -> tuple[list[int], list[int]]:
+        """(agents, enabled agents) of ``s`` in one pass: a task is enabled unless its next
+        instruction is a wait whose phase has not completed; a copy in flight always is."""
+        bars = s.bars
+        agents: list[int] = []
+        enabled: list[int] = []
+        for i, pc in enumerate(s.pcs):
+            wait = self._wait_at[i][pc]
+            if wait is None:
+                continue
+            agents.append(i)
+            if not wait or (bars[wait[0]][2] & 1) != wait[1]:
+                enabled.append(i)
+        if s.copies:
+            copies = [~j for j in range(len(s.copies))]
+            agents += copies
+            enabled += copies
+        return agents, enabled
 
     def enabled(self, s: State, a: int) -> bool:
         if a < 0:
@@ -248,9 +310,10 @@ class StateSpace:
         pc = s.pcs[a]
         ins = self.code[a][pc]
         pcs = s.pcs[:a] + (pc + 1,) + s.pcs[a + 1:]
+        h = s._hash ^ self._pc_hash[a][pc] ^ self._pc_hash[a][pc + 1]
         op = ins.op
         if op == NOOP or op == WAIT:
-            return State(pcs, s.bars, s.data, s.copies), None
+            return State(pcs, s.bars, s.data, s.copies, h), None
         if op == ARRIVE or op == EXPECT:
             act = ins.act
             bar = s.bars[act.slot]
@@ -263,35 +326,43 @@ class StateSpace:
             elif res.leaked or res.excess:
                 bad = leak(self, a, ins, count, res)
             bars = s.bars[:act.slot] + (res.state,) + s.bars[act.slot + 1:]
-            return State(pcs, bars, s.data, s.copies), bad
+            h ^= part(BAR, act.slot, bar) ^ part(BAR, act.slot, res.state)
+            return State(pcs, bars, s.data, s.copies, h), bad
         if op == COPY:
             bad = check_write(self, s, a, ins.run)
-            copies = tuple(sorted(s.copies + ((a, pc, ins.act.tx),)))
-            return State(pcs, s.bars, s.data, copies), bad
+            copy = (a, pc, ins.act.tx)
+            return State(pcs, s.bars, s.data, tuple(sorted(s.copies + (copy,))), h ^ part(COPIES, 0, copy)), bad
         run = ins.run
         bad = check_reads(self, s, a, run)
         if op == WRITE:
             bad = bad or check_write(self, s, a, run)
-            data = list(s.data)
-            for r in run.written:
-                data[self.wid[(r, run.stage)]] = run.round
-            return State(pcs, s.bars, tuple(data), s.copies), bad
-        return State(pcs, s.bars, s.data, s.copies), bad
+            data, h = self._write(s.data, h, run)
+            return State(pcs, s.bars, data, s.copies, h), bad
+        return State(pcs, s.bars, s.data, s.copies, h), bad
+
+    def _write(self, data: tuple[int, ...], h: int, run: StepRun) -> tuple[tuple[int, ...], int]:
+        """``data`` with ``run``'s round written into every resource it fills, and the hash."""
+        out = list(data)
+        for r in run.written:
+            w = self.wid[(r, run.stage)]
+            h ^= part(DATA, w, out[w]) ^ part(DATA, w, run.round)
+            out[w] = run.round
+        return tuple(out), h
 
     def _land(self, s: State, j: int) -> State:
         t, pc, left = s.copies[j]
         ins = self.code[t][pc]
         act = ins.act
-        res = mbarrier.complete_tx(s.bars[act.slot], self.counts[act.slot], left)
+        bar = s.bars[act.slot]
+        res = mbarrier.complete_tx(bar, self.counts[act.slot], left)
         bars = s.bars[:act.slot] + (res.state,) + s.bars[act.slot + 1:]
-        left -= res.landed
-        if left:
-            copies = s.copies[:j] + ((t, pc, left),) + s.copies[j + 1:]
-            return State(s.pcs, bars, s.data, copies)
-        data = list(s.data)
-        for r in ins.run.written:
-            data[self.wid[(r, ins.run.stage)]] = ins.run.round
-        return State(s.pcs, bars, tuple(data), s.copies[:j] + s.copies[j + 1:])
+        h = s._hash ^ part(BAR, act.slot, bar) ^ part(BAR, act.slot, res.state) ^ part(COPIES, 0, s.copies[j])
+        rest = left - res.landed
+        if rest:
+            copy = (t, pc, rest)
+            return State(s.pcs, bars, s.data, s.copies[:j] + (copy,) + s.copies[j + 1:], h ^ part(COPIES, 0, copy))
+        data, h = self._write(s.data, h, ins.run)
+        return State(s.pcs, bars, data, s.copies[:j] + s.copies[j + 1:], h)
 
     # -- checks (violations.py) ------------------------------------------------------------
     def terminal(self, s: State) -> Violation | None:
