@@ -208,4 +208,18 @@ def trip_count(loop: Loop, counts: Mapping[str, int], problem: Mapping) -> int:
     return max(0, -(-(stop - start) // step))
 
 
-__all__ = ["LoopCounts", "key", "loop_counts", "shrink", "shrink_points", "trip_count", "value"]
+def executed_steps(design: Design, counts: Mapping[str, int]) -> int:
+    """How many steps the tasks execute with these loop counts (the unrolled program's size),
+    counted without unrolling: a budget can refuse a program too big to build."""
+    problem = design.problem_dict
+
+    def size(nodes) -> int:
+        n = 0
+        for node in nodes:
+            n += trip_count(node, counts, problem) * size(node.body) if isinstance(node, Loop) else 1
+        return n
+
+    return sum(size(t.schedule.nodes) for t in design.tasks if t.schedule is not None)
+
+
+__all__ = ["LoopCounts", "executed_steps", "key", "loop_counts", "shrink", "shrink_points", "trip_count", "value"]

@@ -144,6 +144,10 @@ def buffer_roots(design: Design) -> dict[str, str]:
 # -- unrolling --------------------------------------------------------------------------------------
 
 class _Unroller:
+    """Walks each task's resolved plan over the loop counts.  What a resolved step does apart
+    from its stage and round (members, bytes, the views it fills, the operands it reads) is the
+    same on every iteration: ``_facts`` works it out once per step of the plan."""
+
     def __init__(self, design: Design, layout: BarrierLayout, counts: Mapping[str, int]) -> None:
         self.design = design
         self.layout = layout
@@ -151,10 +155,14 @@ class _Unroller:
         self.problem = design.problem_dict
         self.roots = buffer_roots(design)
         self.first = {s.name: s.first for s in layout.sets}
+        self.res = {r.name: r for r in design.resources}
+        self.groups = {g.name: g for g in design.groups}
 
     def task(self, task, plan: TaskPlan) -> tuple[StepRun, ...]:
         self.t = task
         self.plan = plan
+        self.stages = {c.name: (c.stages, c.side) for c in plan.cursors}
+        self.facts: dict[int, dict] = {}
         self.cursors: dict[str, int] = {}
         self.values: dict[str, tuple[int, int]] = {}  # resource -> (stage, round) of its last read / wait
         self.out: list[StepRun] = []
@@ -177,25 +185,23 @@ class _Unroller:
             else:
                 self.step(n)
 
-    def _where(self, cursor: str | None) -> tuple[int, int, int]:
+    def _where(self, cursor: str | None) -> tuple[int, int, str]:
         if cursor is None:
             return -1, -1, "consumer"
         k = self.cursors.get(cursor, 0)
-        c = self.plan.cursor(cursor)
-        return k % c.stages, k // c.stages, c.side
+        stages, side = self.stages[cursor]
+        return k % stages, k // stages, side
 
     def step(self, rs: ResolvedStep) -> None:
-        d, t, step = self.design, self.t, rs.step
+        t, step = self.t, rs.step
+        f = self.facts.get(id(rs))
+        if f is None:
+            f = self.facts[id(rs)] = self._facts(rs)
         stage, rnd, side = self._where(rs.cursor)
-        acts = []
-        for a in rs.actions:
-            parity = ((rnd & 1) ^ START_PHASE[side]) if a.verb == "wait" else -1
-            arrivals = {Who.ONE: 1, Who.ALL: t.num_threads, Who.COPY: 0}[a.who] if a.verb.startswith("arrive") else 0
-            tx = a.bytes
-            if a.verb == "complete_tx":
-                tx = tile_bytes(d, step.target) or a.bytes
-            acts.append(Act(a.verb, a.set, a.role, self.first[a.set] + stage, stage, rnd, parity, arrivals, tx, a.who))
-        members = self._members(step)
+        acts = tuple(Act(verb, name, role, self.first[name] + stage, stage, rnd,
+                         ((rnd & 1) ^ START_PHASE[side]) if verb == "wait" else -1, arrivals, tx, who)
+                     for verb, name, role, arrivals, tx, who in f["acts"])
+        members = f["members"]
         kw: dict = {}
         if step.op == "wait":
             kw["holds"] = members
@@ -209,49 +215,65 @@ class _Unroller:
             self.values[step.target] = (stage, rnd)
             if rs.kind is OpKind.ASYNC:  # threads read the stage here; an MMA reads it in its own step
                 kw["reads"] = ((step.target, stage, rnd),)
-            kw["work_bytes"] = tile_bytes(d, step.target) if rs.kind is OpKind.ASYNC else 0
+            kw["work_bytes"] = f["tile"] if rs.kind is OpKind.ASYNC else 0
         elif step.is_work:
-            kw.update(self._work(rs, stage))
+            kw.update(f["work"])
+            if f["dma"]:
+                kw["reads"] = tuple((a, *self.values.get(a, (-1, -1))) for a in f["operands"])
         flat = self.flat + 1 if self.fresh else self.flat
         self.out.append(StepRun(t.name, len(self.out), step, rs.side, rs.kind, max(flat, 0), stage, rnd,
-                                tuple(acts), threads=t.num_threads, **kw))
+                                acts, threads=t.num_threads, **kw))
         for c in rs.advances:
             self.cursors[c] = self.cursors.get(c, 0) + 1
 
-    def _members(self, step: Step) -> tuple[str, ...]:
-        if step.via == "group":
-            return self.design.group(step.target).member_names
-        return (step.target,)
+    def _tile(self, name: str) -> int:
+        r = self.res.get(name)
+        if r is None:
+            return 0
+        if r.tile:
+            return math.prod(r.tile) * DTYPE_BYTES.get(r.dtype, 4)
+        return r.pipeline_config.num_bytes if r.pipeline_config else 0
 
-    def _work(self, rs: ResolvedStep, stage: int) -> dict:
-        d, t, step = self.design, self.t, rs.step
-        args = [v for _, v in step.args if d.has_resource(v)]
+    def _facts(self, rs: ResolvedStep) -> dict:
+        t, step = self.t, rs.step
+        acts = []
+        for a in rs.actions:
+            arrivals = {Who.ONE: 1, Who.ALL: t.num_threads, Who.COPY: 0}[a.who] if a.verb.startswith("arrive") else 0
+            tx = (self._tile(step.target) or a.bytes) if a.verb == "complete_tx" else a.bytes
+            acts.append((a.verb, a.set, a.role, arrivals, tx, a.who))
+        members = self.groups[step.target].member_names if step.via == "group" else (step.target,)
+        f = {"acts": tuple(acts), "members": members, "tile": self._tile(step.target), "dma": False}
+        if step.is_work:
+            f.update(self._work(rs))
+        return f
+
+    def _work(self, rs: ResolvedStep) -> dict:
+        t, step, res = self.t, rs.step, self.res
+        args = [v for _, v in step.args if v in res]
         kw: dict = {}
-        target = d.resource(step.target) if d.has_resource(step.target) else None
+        target = res.get(step.target)
         pipelined = target is not None and target.pipeline_config is not None
         dma = rs.kind in (OpKind.TMA, OpKind.UMMA) or step.op == "mma"
         if pipelined:
             root = self.roots[step.target]
             kw["write"] = step.target
             kw["written"] = tuple(r for r in t.dst_resources
-                                  if d.has_resource(r) and self.roots[r] == root and d.resource(r).pipeline_config)
+                                  if r in res and self.roots[r] == root and res[r].pipeline_config)
         if dma:
             kw["dma"] = True
-            kw["reads"] = tuple((a, *self.values.get(a, (-1, -1))) for a in args
-                                if a in t.src_resources and d.resource(a).pipeline_config is not None)
         if rs.kind is OpKind.TMA and step.op == "load":
-            kw["copy_bytes"] = tile_bytes(d, step.target)
-        moved = max([tile_bytes(d, a) for a in args] + [tile_bytes(d, step.target) if pipelined else 0] + [0])
-        kw["work_bytes"] = moved
+            kw["copy_bytes"] = self._tile(step.target)
+        kw["work_bytes"] = max([self._tile(a) for a in args] + [self._tile(step.target) if pipelined else 0] + [0])
         if step.op == "mma":
             kw["flops"] = self._flops(step.target, args)
-        return kw
+        operands = tuple(a for a in args if a in t.src_resources and res[a].pipeline_config is not None) if dma else ()
+        return {"work": kw, "dma": dma, "operands": operands}
 
     def _flops(self, target: str, args: list[str]) -> int:
-        d = self.design
-        shape = d.resource(target).tile if d.has_resource(target) else ()
+        res = self.res
+        shape = res[target].tile if target in res else ()
         m, n = (shape + (0, 0))[:2] if len(shape) >= 2 else (0, 0)
-        ks = [d.resource(a).tile[-1] for a in args if d.resource(a).tile]
+        ks = [res[a].tile[-1] for a in args if res[a].tile]
         k = ks[0] if ks else self.problem.get("BK", 0)
         return 2 * m * n * k if isinstance(k, int) else 0
 
