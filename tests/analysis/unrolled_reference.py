@@ -26,9 +26,8 @@ from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 from pgstudio.analysis.layout import barrier_layout
-from pgstudio.analysis.protocol import ONE
 from pgstudio.analysis.resolve import ResolvedLoop, resolve
-from pgstudio.model.kinds import OpKind
+from pgstudio.model.kinds import OpKind, Who
 from pgstudio.model.targets import DTYPE_BYTES
 
 WAIT, ARRIVE, EXPECT, COPY, WRITE, READ, NOP = "wait", "arrive", "expect", "copy", "write", "read", "nop"
@@ -125,7 +124,7 @@ class Reference:
             if a.verb == "wait":  # producers wait on empty starting at parity 1, consumers on full at 0
                 events.append(Event(WAIT, slot, (rnd & 1) ^ producer[rs.cursor], rnd))
             elif a.verb == "arrive":
-                events.append(Event(ARRIVE, slot, round=rnd, arrivals=1 if a.who == ONE else task.num_threads))
+                events.append(Event(ARRIVE, slot, round=rnd, arrivals=1 if a.who == Who.ONE else task.num_threads))
             elif a.verb == "arrive_expect_tx":
                 events.append(Event(EXPECT, slot, round=rnd, arrivals=1, tx=a.bytes))
             elif a.verb == "complete_tx" and target is not None:  # the copy lands the tile it copies
