@@ -19,6 +19,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ..errors import DesignError
+
 MAX_STATES = 200_000
 MAX_MEMORY = 1 << 30
 MAX_SECONDS = 120.0
@@ -37,10 +39,12 @@ class Budget:
         for name in ("max_states", "max_memory"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ValueError(f"check({name}={v!r}): expected a positive integer")
+                raise DesignError(f"check({name}={v!r}): expected a positive integer", code="check.budget",
+                                  hint=f"pass {name}=1 or more")
         v = self.max_seconds
         if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0):
-            raise ValueError(f"check(max_seconds={v!r}): expected a positive number of seconds, or None for no limit")
+            raise DesignError(f"check(max_seconds={v!r}): expected a positive number of seconds, or None for no limit",
+                              code="check.budget", hint="pass max_seconds=1 or more, or None")
 
     def program_too_big(self, steps: int, stages: int) -> str:
         """Why a program of ``steps`` executed steps over pipelines of ``stages`` stages in all is
