@@ -23,7 +23,8 @@ is UNSAFE exactly when the plain one is, with the same set of violating steps; w
 has several problems, which one a breadth-first search meets first may differ (on the planted
 mistakes, which have one each, both report the same kind and equally short witnesses).
 ``tests/analysis/test_check.py`` compares the full sets on small designs, on the planted
-mistakes and on randomly broken designs.
+mistakes and on randomly broken designs; ``tests/analysis/test_check_differential.py`` compares
+both searches with an independent brute-force reference on 500 random small designs.
 
 A violation labels a transition; the transition still takes effect.  (Were violations terminal,
 a violating key transition could hide a different violation behind it.)  Both searches keep a
