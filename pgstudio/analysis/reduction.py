@@ -38,7 +38,6 @@ from bisect import bisect_left, bisect_right
 
 from .statespace import State, StateSpace, conflict
 
-
 #: Waits one question may explore before it answers "passable" unexplored (a safe guess: a
 #: larger horizon only makes the stubborn set larger).  Deeper dependencies run along a chain of
 #: groups; on chains of up to 31 groups of each mode and on the canonical designs, 8 visits as

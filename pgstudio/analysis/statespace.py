@@ -33,7 +33,6 @@ which is what makes the reduction keep every verdict.
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from dataclasses import dataclass
 
 from ..model.kinds import OpKind

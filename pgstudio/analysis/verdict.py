@@ -16,7 +16,6 @@ finding: the witness is a real run at the shrunk counts, which may not be one of
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from html import escape
 
 from ..model.diagnostic import Diagnostic, error, warning
 from .statespace import KINDS
