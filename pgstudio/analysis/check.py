@@ -8,8 +8,11 @@ stubborn sets, which keeps every verdict while visiting far fewer states; ``meth
 the plain search, the reference.
 
 Verdicts: SAFE; UNSAFE with the kind (``deadlock``, ``write_while_held``, ``read_before_write``,
-``arrive_count``, ``early_release``, ``unbalanced``) and a witness trace; INCOMPLETE when
-``max_states`` was reached first (never reported as safe).  A violation's witness is cut down to
+``arrive_count``, ``early_release``, ``unbalanced``) and a witness trace; INCOMPLETE (never safe)
+when the search reached its budget of states, memory or seconds first (``budget.py``; the
+unrolled program itself may be refused as too big), or when the shrunk loop counts do not keep a relation
+between the design's loop bounds (``loops.py``: then a finding at those counts is reported as a
+*possible* one, with its witness).  A violation's witness is cut down to
 the steps the violation depends on (``causal_slice``); a deadlock's (or an unbalanced end's) is
 the whole run into that state, the shortest the search found.
 
@@ -20,9 +23,12 @@ the whole run into that state, the shortest the search found.
 
 from __future__ import annotations
 
+import time
 from typing import Mapping
 
 from ..model.design import Design
+from .budget import MAX_MEMORY, MAX_SECONDS, MAX_STATES, Budget, program_bytes
+from .loops import executed_steps, shrink
 from .program import Program, unroll
 from .search import SearchResult, bfs, causal_slice
 from .statespace import ARRIVE, COPY, EXPECT, State, StateSpace, Violation
@@ -32,33 +38,54 @@ from .verdict import INCOMPLETE, SAFE, UNSAFE, TraceRow, Verdict
 
 #: Findings about a state where nothing can move, rather than about one step.
 TERMINAL_KINDS = ("deadlock", "unbalanced")
-#: Default state cap of the reduced search, and of the plain one.
-MAX_STATES = 200_000
 METHODS = ("reduced", "bfs")
 
 
-def check(design: Design, iterations: int = 4, *, inner: int = 2, loops: Mapping[str, int] | None = None,
-          method: str = "reduced", max_states: int = MAX_STATES, minimize: bool = True) -> Verdict:
+def check(design: Design, iterations: int | None = 4, *, inner: int | None = 2,
+          loops: Mapping[str, int] | None = None, method: str = "reduced", max_states: int = MAX_STATES,
+          max_memory: int = MAX_MEMORY, max_seconds: float | None = MAX_SECONDS, minimize: bool = True) -> Verdict:
     """Check every interleaving of ``design`` over ``iterations`` of its outermost loops (inner
-    loops ``inner`` times; ``loops`` sets symbols outright); see the module docstring."""
+    loops ``inner`` times; ``loops`` sets symbols outright; None keeps the real counts) within a
+    budget of states, bytes and seconds (``budget.py``); see the module docstring."""
+    t0 = time.perf_counter()
     if method not in METHODS:
         raise ValueError(f"check(method={method!r}): expected one of {', '.join(METHODS)}")
+    budget = Budget(max_states, max_memory, max_seconds)
+    counts = shrink(design, iterations, inner, loops)
+    steps = executed_steps(design, counts.counts)
+    stages = sum(r.pipeline_config.num_stages for r in design.pipelined)
+    too_big = budget.program_too_big(steps, stages)
+    if too_big:
+        return Verdict(design.name, INCOMPLETE, seconds=time.perf_counter() - t0, method=method,
+                       loops=tuple(sorted(counts.counts.items())), max_states=max_states, reason=too_big,
+                       cause="budget")
     program = unroll(design, iterations=iterations, inner=inner, loops=loops)
     space = StateSpace(program)
-    result = bfs(space, reduced=method == "reduced", max_states=max_states)
-    return verdict_of(space, result, method, max_states, minimize)
+    left = None if max_seconds is None else max(max_seconds - (time.perf_counter() - t0), 0.0)
+    result = bfs(space, reduced=method == "reduced", max_states=max_states,
+                 max_bytes=max(max_memory - program_bytes(steps, stages), 0), max_seconds=left)
+    return verdict_of(space, result, method, budget, minimize)
 
 
-def verdict_of(space: StateSpace, result: SearchResult, method: str, max_states: int,
+def verdict_of(space: StateSpace, result: SearchResult, method: str, budget: Budget | None = None,
                minimize: bool = True) -> Verdict:
     """Turn a search result into a ``Verdict`` (witness rows and timeline included)."""
     program = space.program
+    budget = budget or Budget()
     common = dict(states=result.states, transitions=result.transitions, seconds=result.seconds, method=method,
-                  loops=tuple(sorted(program.counts.items())), max_states=max_states)
+                  loops=tuple(sorted(program.counts.items())), max_states=budget.max_states)
     v = result.violation
+    caveat = ("the loop counts it unrolled do not keep the design's relations between loop bounds: "
+              + "; ".join(program.caveats)) if program.caveats else ""
     if v is None:
-        status = INCOMPLETE if result.capped else SAFE
-        return Verdict(program.design.name, status, **common)
+        if result.capped:
+            return Verdict(program.design.name, INCOMPLETE, cause="budget",
+                           reason=budget.stopped(result.stop or "states", result.states, result.bytes, result.seconds),
+                           **common)
+        if caveat:
+            return Verdict(program.design.name, INCOMPLETE, reason=f"no interleaving breaks a rule, but {caveat}",
+                           cause="loops", **common)
+        return Verdict(program.design.name, SAFE, **common)
     trace = result.trace
     if minimize and v.kind not in TERMINAL_KINDS:  # a terminal state needs the whole run into it
         sliced = causal_slice(space, trace)
@@ -66,7 +93,9 @@ def verdict_of(space: StateSpace, result: SearchResult, method: str, max_states:
         if last is not None and last.kind == v.kind:
             trace, v = sliced, last
     rows, timeline = _witness(space, trace, v)
-    return Verdict(program.design.name, UNSAFE, v.kind, v.message, v.where, tuple(rows), timeline=timeline, **common)
+    status, cause = (INCOMPLETE, "loops") if caveat else (UNSAFE, "")
+    return Verdict(program.design.name, status, v.kind, v.message, v.where, tuple(rows), timeline=timeline,
+                   reason=caveat, cause=cause, **common)
 
 
 def _state_text(s: State, slot: int) -> str:
@@ -134,4 +163,4 @@ def _witness(space: StateSpace, trace: list, v: Violation) -> tuple[list[TraceRo
     return rows, timeline
 
 
-__all__ = ["MAX_STATES", "METHODS", "Verdict", "check", "verdict_of"]
+__all__ = ["MAX_MEMORY", "MAX_SECONDS", "MAX_STATES", "METHODS", "Verdict", "check", "verdict_of"]

@@ -11,13 +11,8 @@ Cursor walk (semantics.md section 5): the k-th use of a cursor with S stages tou
 ``k % S`` in round ``k // S``; a wait uses parity ``(k // S) & 1`` on the consumer side and its
 complement on the producer side (producers start at parity 1); a commit or release advances it.
 
-Loop counts (``loop_counts``): the canonical designs loop over thousands of tiles, far too many
-to explore.  Every loop bound that names a problem symbol (or is a literal) is shrunk: bounds of
-outermost loops to ``iterations``, of inner loops to ``inner``.  Shrinking keeps order: if two
-outermost loops are bounded by different values, they stay different (the smaller becomes
-``iterations``, the next ``iterations + 1`` ...), and start / step bounds are kept, so two tasks
-that run a different number of iterations still do.  ``loops={"num_tiles": 3}`` sets a symbol
-outright.
+Loop counts come from ``loops.py``: loops shrink to a few iterations, but bounds that differ
+stay different (by the same amount), and when they cannot, ``Program.caveats`` says why.
 """
 
 from __future__ import annotations
@@ -26,13 +21,13 @@ import math
 from dataclasses import dataclass
 from typing import Mapping
 
-from ..errors import DesignError
 from ..model.design import Design
 from ..model.kinds import OpKind, Who
 from ..model.protocol import START_PHASE
-from ..model.schedule import Loop, Step
+from ..model.schedule import Step
 from ..model.targets import DTYPE_BYTES
 from .layout import BarrierLayout, barrier_layout
+from .loops import loop_counts, shrink, trip_count
 from .resolve import ResolvedLoop, ResolvedStep, TaskPlan, resolve
 
 #: Bytes per element of the supported dtypes.
@@ -110,6 +105,7 @@ class Program:
     tasks: tuple[str, ...]
     runs: tuple[tuple[StepRun, ...], ...]  # per task, in task order
     buffers: Mapping[str, str]  # resource -> the resource whose buffer it occupies
+    caveats: tuple[str, ...] = ()  # why the loop counts do not keep the design's relations (loops.py)
 
     def slot_counts(self) -> tuple[int, ...]:
         """Init count of every slot, in slot order."""
@@ -118,68 +114,6 @@ class Program:
     def slot_name(self, slot: int) -> str:
         s = self.layout.slots[slot]
         return f"{s.set}[{s.stage}]"
-
-
-# -- loop counts ----------------------------------------------------------------------------------
-
-def _loops(nodes, depth: int, out: list) -> None:
-    for n in nodes:
-        if isinstance(n, Loop):
-            out.append((n, depth))
-            _loops(n.body, depth + 1, out)
-
-
-def _value(bound, problem: Mapping, where: str) -> int:
-    v = problem.get(bound, None) if isinstance(bound, str) else bound
-    if isinstance(v, bool) or not isinstance(v, int):
-        raise DesignError(f"{where}: loop bound {bound!r} is not an integer or an integer problem symbol "
-                          f"(problem: {', '.join(f'{k}={v!r}' for k, v in problem.items()) or 'none'})",
-                          code="schedule.loop", hint="use integers or names from Design.problem")
-    return v
-
-
-def loop_counts(design: Design, iterations: int | None = 4, inner: int | None = 2,
-                loops: Mapping[str, int] | None = None) -> dict[str, int]:
-    """The value each loop-bound symbol (and literal stop bound, keyed ``"#<n>"``) takes
-    when unrolling; see the module docstring.  ``None`` keeps a tier's real values."""
-    problem = design.problem_dict
-    loops = dict(loops or {})
-    tier: dict[object, int] = {}  # bound -> shallowest depth it bounds a loop at
-    for t in design.tasks:
-        found: list = []
-        _loops(t.schedule.nodes if t.schedule else (), 0, found)
-        for loop, depth in found:
-            tier[loop.stop] = min(tier.get(loop.stop, depth), depth)
-    out: dict[str, int] = {}
-    for depth_is_outer in (True, False):
-        cap = iterations if depth_is_outer else inner
-        bounds = [b for b, d in tier.items() if (d == 0) == depth_is_outer]
-        real = {b: _value(b, problem, f"design {design.name!r}") for b in bounds if b not in loops}
-        large = sorted({v for v in real.values() if cap is not None and v > cap})
-        for b, v in real.items():
-            out[_key(b, tier[b])] = v if cap is None or v <= cap else cap + large.index(v)
-    for name, v in loops.items():
-        out[name] = v
-    return out
-
-
-def _key(bound, depth: int = 0) -> str:
-    return bound if isinstance(bound, str) else f"#{bound}"
-
-
-def trip_count(loop: Loop, counts: Mapping[str, int], problem: Mapping) -> int:
-    """Iterations of ``loop`` with the stop bound taken from ``counts`` (see ``loop_counts``)."""
-    stop = counts.get(_key(loop.stop))
-    if stop is None:
-        stop = _value(loop.stop, problem, "loop")
-    start = counts.get(loop.start) if isinstance(loop.start, str) and loop.start in counts else \
-        _value(loop.start, problem, "loop")
-    step = counts.get(loop.step) if isinstance(loop.step, str) and loop.step in counts else \
-        _value(loop.step, problem, "loop")
-    if step <= 0:
-        raise DesignError(f"domain_loop({loop.start}, {loop.stop}, {loop.step}): step must be positive",
-                          code="schedule.loop", hint="use a positive step")
-    return max(0, -(-(stop - start) // step))
 
 
 # -- sizes ------------------------------------------------------------------------------------------
@@ -210,6 +144,10 @@ def buffer_roots(design: Design) -> dict[str, str]:
 # -- unrolling --------------------------------------------------------------------------------------
 
 class _Unroller:
+    """Walks each task's resolved plan over the loop counts.  What a resolved step does apart
+    from its stage and round (members, bytes, the views it fills, the operands it reads) is the
+    same on every iteration: ``_facts`` works it out once per step of the plan."""
+
     def __init__(self, design: Design, layout: BarrierLayout, counts: Mapping[str, int]) -> None:
         self.design = design
         self.layout = layout
@@ -217,10 +155,14 @@ class _Unroller:
         self.problem = design.problem_dict
         self.roots = buffer_roots(design)
         self.first = {s.name: s.first for s in layout.sets}
+        self.res = {r.name: r for r in design.resources}
+        self.groups = {g.name: g for g in design.groups}
 
     def task(self, task, plan: TaskPlan) -> tuple[StepRun, ...]:
         self.t = task
         self.plan = plan
+        self.stages = {c.name: (c.stages, c.side) for c in plan.cursors}
+        self.facts: dict[int, dict] = {}
         self.cursors: dict[str, int] = {}
         self.values: dict[str, tuple[int, int]] = {}  # resource -> (stage, round) of its last read / wait
         self.out: list[StepRun] = []
@@ -243,25 +185,23 @@ class _Unroller:
             else:
                 self.step(n)
 
-    def _where(self, cursor: str | None) -> tuple[int, int, int]:
+    def _where(self, cursor: str | None) -> tuple[int, int, str]:
         if cursor is None:
             return -1, -1, "consumer"
         k = self.cursors.get(cursor, 0)
-        c = self.plan.cursor(cursor)
-        return k % c.stages, k // c.stages, c.side
+        stages, side = self.stages[cursor]
+        return k % stages, k // stages, side
 
     def step(self, rs: ResolvedStep) -> None:
-        d, t, step = self.design, self.t, rs.step
+        t, step = self.t, rs.step
+        f = self.facts.get(id(rs))
+        if f is None:
+            f = self.facts[id(rs)] = self._facts(rs)
         stage, rnd, side = self._where(rs.cursor)
-        acts = []
-        for a in rs.actions:
-            parity = ((rnd & 1) ^ START_PHASE[side]) if a.verb == "wait" else -1
-            arrivals = {Who.ONE: 1, Who.ALL: t.num_threads, Who.COPY: 0}[a.who] if a.verb.startswith("arrive") else 0
-            tx = a.bytes
-            if a.verb == "complete_tx":
-                tx = tile_bytes(d, step.target) or a.bytes
-            acts.append(Act(a.verb, a.set, a.role, self.first[a.set] + stage, stage, rnd, parity, arrivals, tx, a.who))
-        members = self._members(step)
+        acts = tuple(Act(verb, name, role, self.first[name] + stage, stage, rnd,
+                         ((rnd & 1) ^ START_PHASE[side]) if verb == "wait" else -1, arrivals, tx, who)
+                     for verb, name, role, arrivals, tx, who in f["acts"])
+        members = f["members"]
         kw: dict = {}
         if step.op == "wait":
             kw["holds"] = members
@@ -275,62 +215,82 @@ class _Unroller:
             self.values[step.target] = (stage, rnd)
             if rs.kind is OpKind.ASYNC:  # threads read the stage here; an MMA reads it in its own step
                 kw["reads"] = ((step.target, stage, rnd),)
-            kw["work_bytes"] = tile_bytes(d, step.target) if rs.kind is OpKind.ASYNC else 0
+            kw["work_bytes"] = f["tile"] if rs.kind is OpKind.ASYNC else 0
         elif step.is_work:
-            kw.update(self._work(rs, stage))
+            kw.update(f["work"])
+            if f["dma"]:
+                kw["reads"] = tuple((a, *self.values.get(a, (-1, -1))) for a in f["operands"])
         flat = self.flat + 1 if self.fresh else self.flat
         self.out.append(StepRun(t.name, len(self.out), step, rs.side, rs.kind, max(flat, 0), stage, rnd,
-                                tuple(acts), threads=t.num_threads, **kw))
+                                acts, threads=t.num_threads, **kw))
         for c in rs.advances:
             self.cursors[c] = self.cursors.get(c, 0) + 1
 
-    def _members(self, step: Step) -> tuple[str, ...]:
-        if step.via == "group":
-            return self.design.group(step.target).member_names
-        return (step.target,)
+    def _tile(self, name: str) -> int:
+        r = self.res.get(name)
+        if r is None:
+            return 0
+        if r.tile:
+            return math.prod(r.tile) * DTYPE_BYTES.get(r.dtype, 4)
+        return r.pipeline_config.num_bytes if r.pipeline_config else 0
 
-    def _work(self, rs: ResolvedStep, stage: int) -> dict:
-        d, t, step = self.design, self.t, rs.step
-        args = [v for _, v in step.args if d.has_resource(v)]
+    def _facts(self, rs: ResolvedStep) -> dict:
+        t, step = self.t, rs.step
+        acts = []
+        for a in rs.actions:
+            arrivals = {Who.ONE: 1, Who.ALL: t.num_threads, Who.COPY: 0}[a.who] if a.verb.startswith("arrive") else 0
+            tx = (self._tile(step.target) or a.bytes) if a.verb == "complete_tx" else a.bytes
+            acts.append((a.verb, a.set, a.role, arrivals, tx, a.who))
+        members = self.groups[step.target].member_names if step.via == "group" else (step.target,)
+        f = {"acts": tuple(acts), "members": members, "tile": self._tile(step.target), "dma": False}
+        if step.is_work:
+            f.update(self._work(rs))
+        return f
+
+    def _work(self, rs: ResolvedStep) -> dict:
+        t, step, res = self.t, rs.step, self.res
+        args = [v for _, v in step.args if v in res]
         kw: dict = {}
-        target = d.resource(step.target) if d.has_resource(step.target) else None
+        target = res.get(step.target)
         pipelined = target is not None and target.pipeline_config is not None
         dma = rs.kind in (OpKind.TMA, OpKind.UMMA) or step.op == "mma"
         if pipelined:
             root = self.roots[step.target]
             kw["write"] = step.target
             kw["written"] = tuple(r for r in t.dst_resources
-                                  if d.has_resource(r) and self.roots[r] == root and d.resource(r).pipeline_config)
+                                  if r in res and self.roots[r] == root and res[r].pipeline_config)
         if dma:
             kw["dma"] = True
-            kw["reads"] = tuple((a, *self.values.get(a, (-1, -1))) for a in args
-                                if a in t.src_resources and d.resource(a).pipeline_config is not None)
         if rs.kind is OpKind.TMA and step.op == "load":
-            kw["copy_bytes"] = tile_bytes(d, step.target)
-        moved = max([tile_bytes(d, a) for a in args] + [tile_bytes(d, step.target) if pipelined else 0] + [0])
-        kw["work_bytes"] = moved
+            kw["copy_bytes"] = self._tile(step.target)
+        kw["work_bytes"] = max([self._tile(a) for a in args] + [self._tile(step.target) if pipelined else 0] + [0])
         if step.op == "mma":
             kw["flops"] = self._flops(step.target, args)
-        return kw
+        operands = tuple(a for a in args if a in t.src_resources and res[a].pipeline_config is not None) if dma else ()
+        return {"work": kw, "dma": dma, "operands": operands}
 
     def _flops(self, target: str, args: list[str]) -> int:
-        d = self.design
-        shape = d.resource(target).tile if d.has_resource(target) else ()
+        res = self.res
+        shape = res[target].tile if target in res else ()
         m, n = (shape + (0, 0))[:2] if len(shape) >= 2 else (0, 0)
-        ks = [d.resource(a).tile[-1] for a in args if d.resource(a).tile]
+        ks = [res[a].tile[-1] for a in args if res[a].tile]
         k = ks[0] if ks else self.problem.get("BK", 0)
         return 2 * m * n * k if isinstance(k, int) else 0
 
 
 def unroll(design: Design, counts: Mapping[str, int] | None = None, layout: BarrierLayout | None = None, *,
            iterations: int | None = 4, inner: int | None = 2, loops: Mapping[str, int] | None = None) -> Program:
-    """Every task's steps over the chosen loop counts (``counts`` from ``loop_counts`` by default)."""
+    """Every task's steps over the chosen loop counts (``counts``: from ``loops.shrink`` by default,
+    whose caveats the program keeps)."""
     layout = layout or barrier_layout(design)
-    counts = counts if counts is not None else loop_counts(design, iterations, inner, loops)
+    caveats: tuple[str, ...] = ()
+    if counts is None:
+        shrunk = shrink(design, iterations, inner, loops)
+        counts, caveats = shrunk.counts, shrunk.caveats
     plans = resolve(design, layout)
     u = _Unroller(design, layout, counts)
     runs = tuple(u.task(t, plans[t.name]) for t in design.tasks)
-    return Program(design, layout, dict(counts), tuple(t.name for t in design.tasks), runs, u.roots)
+    return Program(design, layout, dict(counts), tuple(t.name for t in design.tasks), runs, u.roots, caveats)
 
 
 __all__ = ["Act", "DTYPE_BYTES", "Program", "StepRun", "buffer_roots", "loop_counts", "tile_bytes", "trip_count",

@@ -13,7 +13,7 @@ the step's effect on stage data (a write, a read).  A step with neither is a no-
 A state is ``(pcs, barriers, data, copies)``: each task's instruction index, every slot's
 ``Mbarrier``, the last round written into each (resource, stage), and the copies in flight.
 Whether a task holds a stage (between its wait and its release), is writing one (between its
-work and its commit) or how many rounds it released is a function of its pc, precomputed.
+work and its commit) or how many rounds it released is a function of its pc (``occupancy.py``).
 
 A transition that breaks a rule is labelled with a *violation* (its effect still applies):
 ``arrive_count`` (a phase completed by too many or too few arrivals: an arrival landed in a
@@ -33,13 +33,12 @@ which is what makes the reduction keep every verdict.
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from dataclasses import dataclass
-from typing import NamedTuple
 
 from ..model.kinds import OpKind
 from . import mbarrier
 from .mbarrier import Mbarrier
+from .occupancy import Occupancy
 from .program import Act, Program, StepRun
 from .violations import KINDS, Violation, check_reads, check_write, leak, terminal, wrong_phase
 
@@ -87,11 +86,49 @@ def conflict(a: tuple[int, int, int], b: tuple[int, int, int]) -> bool:
     return bool((aw & (br | bw | ba)) or (bw & (ar | aa)) or (aa & br) or (ba & ar))
 
 
-class State(NamedTuple):
-    pcs: tuple[int, ...]
-    bars: tuple[Mbarrier, ...]
-    data: tuple[int, ...]  # last round written per (resource, stage), -1 before any
-    copies: tuple[tuple[int, int, int], ...]  # (task, pc of the copy instruction, bytes still to land)
+class State:
+    """One state: ``pcs`` (each task's instruction index), ``bars`` (every slot's ``Mbarrier``),
+    ``data`` (last round written per (resource, stage), -1 before any) and ``copies`` ((task, pc
+    of the copy instruction, bytes still to land), sorted).
+
+    Its hash is the XOR of one hash per component (``part``), which a transition updates for the
+    few components it changes: hashing a state costs the same however large the design is (a
+    tuple hash walks every barrier).  Equal hashes are confirmed by comparing the components."""
+
+    __slots__ = ("pcs", "bars", "data", "copies", "_hash")
+
+    def __init__(self, pcs: tuple[int, ...], bars: tuple[Mbarrier, ...], data: tuple[int, ...],
+                 copies: tuple[tuple[int, int, int], ...], hash_: int | None = None) -> None:
+        self.pcs, self.bars, self.data, self.copies = pcs, bars, data, copies
+        if hash_ is None:
+            hash_ = 0
+            for i, pc in enumerate(pcs):
+                hash_ ^= part(PC, i, pc)
+            for i, bar in enumerate(bars):
+                hash_ ^= part(BAR, i, bar)
+            for i, rnd in enumerate(data):
+                hash_ ^= part(DATA, i, rnd)
+            for c in copies:
+                hash_ ^= part(COPIES, 0, c)
+        self._hash = hash_
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, State) and self._hash == other._hash and self.pcs == other.pcs
+                and self.bars == other.bars and self.data == other.data and self.copies == other.copies)
+
+    def __repr__(self) -> str:
+        return f"State(pcs={self.pcs}, bars={self.bars}, data={self.data}, copies={self.copies})"
+
+
+PC, BAR, DATA, COPIES = range(4)
+
+
+def part(component: int, index: int, value) -> int:
+    """The hash of one component of a state (see ``State``)."""
+    return hash((component, index, value))
 
 
 class StateSpace:
@@ -183,35 +220,10 @@ class StateSpace:
         return tuple(out)
 
     def _derive(self) -> None:
-        """Per task and pc: what it holds, writes and has released; future footprints; waits."""
-        self.held, self.producing, self.released = [], [], []
-        self.future, self.waits, self.tables, self.wait_info = [], [], [], []
+        """Per task: who holds / writes / released what (``occupancy``); future footprints; waits."""
+        self.occupancy = Occupancy(self.code, self.roots)
+        self.future, self.waits, self.tables, self.wait_info, self.each = [], [], [], [], []
         for code in self.code:
-            held: list = []
-            prod: list = []
-            rel: list = []
-            h: dict = {}
-            p: set = set()
-            c: dict = {}
-            for ins in code:
-                held.append(frozenset(h))
-                prod.append(frozenset(p))
-                rel.append(dict(c))
-                for key in ins.holds:
-                    h[key] = True
-                for key in ins.frees:
-                    h.pop(key, None)
-                    c[key] = c.get(key, 0) + 1
-                for key in ins.commits:
-                    p.discard(key)
-                if ins.writing:
-                    p.add(ins.writing)
-            held.append(frozenset(h))
-            prod.append(frozenset(p))
-            rel.append(dict(c))
-            self.held.append(held)
-            self.producing.append(prod)
-            self.released.append(rel)
             each = [(ins.reads | ins.land[0], ins.writes | ins.land[1], ins.adds | ins.land[2]) for ins in code]
             n = len(code)
             fut = [(0, 0, 0)] * (n + 1)
@@ -224,6 +236,13 @@ class StateSpace:
             self.wait_info.append([(k, ins.act.slot, ins.act.parity, self.slot_mask[ins.act.slot])
                                    for k, ins in enumerate(code) if ins.op == WAIT])
             self.tables.append(_RangeOr(each))
+            self.each.append(each)
+        # per task and pc: () not a wait, (slot, parity) a wait, None finished
+        self._wait_at = [[(ins.act.slot, ins.act.parity) if ins.op == WAIT else () for ins in code] + [None]
+                         for code in self.code]
+        self._pc_hash = [[part(PC, t, pc) for pc in range(len(code) + 1)] for t, code in enumerate(self.code)]
+        #: per task and pc: does the instruction touch nothing shared (it commutes with everything)?
+        self.quiet = [[e == (0, 0, 0) for e in each] for each in self.each]
 
     # -- states -----------------------------------------------------------------------------
     def initial(self) -> State:
@@ -232,6 +251,25 @@ class StateSpace:
     def agents(self, s: State) -> list[int]:
         """Agents with a transition: task i -> i, copy j of ``s.copies`` -> ~j (negative)."""
         return [i for i in range(self.T) if s.pcs[i] < len(self.code[i])] + [~j for j in range(len(s.copies))]
+
+    def moves(self, s: State) -> tuple[list[int], list[int]]:
+        """(agents, enabled agents) of ``s`` in one pass: a task is enabled unless its next
+        instruction is a wait whose phase has not completed; a copy in flight always is."""
+        bars = s.bars
+        agents: list[int] = []
+        enabled: list[int] = []
+        for i, pc in enumerate(s.pcs):
+            wait = self._wait_at[i][pc]
+            if wait is None:
+                continue
+            agents.append(i)
+            if not wait or (bars[wait[0]][2] & 1) != wait[1]:
+                enabled.append(i)
+        if s.copies:
+            copies = [~j for j in range(len(s.copies))]
+            agents += copies
+            enabled += copies
+        return agents, enabled
 
     def enabled(self, s: State, a: int) -> bool:
         if a < 0:
@@ -271,9 +309,10 @@ class StateSpace:
         pc = s.pcs[a]
         ins = self.code[a][pc]
         pcs = s.pcs[:a] + (pc + 1,) + s.pcs[a + 1:]
+        h = s._hash ^ self._pc_hash[a][pc] ^ self._pc_hash[a][pc + 1]
         op = ins.op
         if op == NOOP or op == WAIT:
-            return State(pcs, s.bars, s.data, s.copies), None
+            return State(pcs, s.bars, s.data, s.copies, h), None
         if op == ARRIVE or op == EXPECT:
             act = ins.act
             bar = s.bars[act.slot]
@@ -286,65 +325,50 @@ class StateSpace:
             elif res.leaked or res.excess:
                 bad = leak(self, a, ins, count, res)
             bars = s.bars[:act.slot] + (res.state,) + s.bars[act.slot + 1:]
-            return State(pcs, bars, s.data, s.copies), bad
+            h ^= part(BAR, act.slot, bar) ^ part(BAR, act.slot, res.state)
+            return State(pcs, bars, s.data, s.copies, h), bad
         if op == COPY:
             bad = check_write(self, s, a, ins.run)
-            copies = tuple(sorted(s.copies + ((a, pc, ins.act.tx),)))
-            return State(pcs, s.bars, s.data, copies), bad
+            copy = (a, pc, ins.act.tx)
+            return State(pcs, s.bars, s.data, tuple(sorted(s.copies + (copy,))), h ^ part(COPIES, 0, copy)), bad
         run = ins.run
         bad = check_reads(self, s, a, run)
         if op == WRITE:
             bad = bad or check_write(self, s, a, run)
-            data = list(s.data)
-            for r in run.written:
-                data[self.wid[(r, run.stage)]] = run.round
-            return State(pcs, s.bars, tuple(data), s.copies), bad
-        return State(pcs, s.bars, s.data, s.copies), bad
+            data, h = self._write(s.data, h, run)
+            return State(pcs, s.bars, data, s.copies, h), bad
+        return State(pcs, s.bars, s.data, s.copies, h), bad
+
+    def _write(self, data: tuple[int, ...], h: int, run: StepRun) -> tuple[tuple[int, ...], int]:
+        """``data`` with ``run``'s round written into every resource it fills, and the hash."""
+        out = list(data)
+        for r in run.written:
+            w = self.wid[(r, run.stage)]
+            h ^= part(DATA, w, out[w]) ^ part(DATA, w, run.round)
+            out[w] = run.round
+        return tuple(out), h
 
     def _land(self, s: State, j: int) -> State:
         t, pc, left = s.copies[j]
         ins = self.code[t][pc]
         act = ins.act
-        res = mbarrier.complete_tx(s.bars[act.slot], self.counts[act.slot], left)
+        bar = s.bars[act.slot]
+        res = mbarrier.complete_tx(bar, self.counts[act.slot], left)
         bars = s.bars[:act.slot] + (res.state,) + s.bars[act.slot + 1:]
-        left -= res.landed
-        if left:
-            copies = s.copies[:j] + ((t, pc, left),) + s.copies[j + 1:]
-            return State(s.pcs, bars, s.data, copies)
-        data = list(s.data)
-        for r in ins.run.written:
-            data[self.wid[(r, ins.run.stage)]] = ins.run.round
-        return State(s.pcs, bars, tuple(data), s.copies[:j] + s.copies[j + 1:])
+        h = s._hash ^ part(BAR, act.slot, bar) ^ part(BAR, act.slot, res.state) ^ part(COPIES, 0, s.copies[j])
+        rest = left - res.landed
+        if rest:
+            copy = (t, pc, rest)
+            return State(s.pcs, bars, s.data, s.copies[:j] + (copy,) + s.copies[j + 1:], h ^ part(COPIES, 0, copy))
+        data, h = self._write(s.data, h, ins.run)
+        return State(s.pcs, bars, data, s.copies[:j] + s.copies[j + 1:], h)
 
     # -- checks (violations.py) ------------------------------------------------------------
     def terminal(self, s: State) -> Violation | None:
         """The verdict of a state with no transition: None when every task finished cleanly."""
         return terminal(self, s)
 
-    # -- horizons (for the reduction) -------------------------------------------------------
-    def horizon(self, s: State, y: int, outside_w: int, copy_bytes: dict) -> tuple[int, int, int]:
-        """(reads, writes, adds) of everything task ``y`` can do before it reaches a wait that
-        stays blocked while only agents outside the stubborn set move.
-
-        ``outside_w``: writes and adds of the other outside *tasks*; ``copy_bytes``: slot -> bytes
-        the outside copies in flight may still land on it.  A wait that has not passed stays
-        blocked if no other outside task and nothing ``y`` does before it touches its slot, and
-        the outside copies cannot complete the phase: arrivals are pending (a copy never
-        arrives), or tx is outside (0, the bytes they can land] (landing only lowers tx)."""
-        pc = s.pcs[y]
-        bars = s.bars
-        for k, slot, parity, mask in self.wait_info[y][bisect_left(self.waits[y], pc):]:
-            pending, tx, phase = bars[slot]
-            if (phase & 1) != parity or outside_w & mask:  # passes now, or may be made to pass
-                continue
-            r, w, a = self.tables[y].query(pc, k)
-            if (w | a) & mask:
-                continue
-            if pending == 0 and 0 < tx <= copy_bytes.get(slot, 0):
-                continue
-            return r, w, a
-        return self.future[y][pc]
-
+    # -- for the reduction (reduction.py) ---------------------------------------------------
     def copy_slot(self, s: State, j: int) -> tuple[int, int]:
         """(slot, bytes still to land) of copy ``j`` in flight."""
         t, pc, left = s.copies[j]

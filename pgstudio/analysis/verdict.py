@@ -4,13 +4,18 @@ A ``Verdict`` displays itself in a notebook cell (``_repr_html_``: the summary, 
 the witness as a table, one row per step with the barrier state it left behind), gives
 ``diagnostics()`` for ``Design.validate(checker=True)`` and ``summary()`` for one line.  Its
 ``timeline`` is the witness as a ``Timeline`` whose time axis counts steps, so the timeline
-picture can draw it.  INCOMPLETE is never safe: the search stopped at its state cap.
+picture can draw it.
+
+INCOMPLETE is never safe; ``reason`` says why there is no verdict, with the figures and how to
+get one: the search stopped at its budget (states, memory or seconds), or the loop counts it
+unrolled do not keep a relation between the design's loop bounds (``loops.py``).  In the second
+case a finding at those counts is kept (``kind``, ``message``, ``witness``) as a *possible*
+finding: the witness is a real run at the shrunk counts, which may not be one of the design's.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from html import escape
 
 from ..model.diagnostic import Diagnostic, error, warning
 from .statespace import KINDS
@@ -59,6 +64,8 @@ class Verdict:
     method: str = "reduced"
     loops: tuple[tuple[str, int], ...] = ()
     max_states: int = 0
+    reason: str = ""  # INCOMPLETE: why there is no verdict, with the figures
+    cause: str = ""  # INCOMPLETE: "budget" (states, memory or seconds) or "loops" (shrunk counts inexact)
     timeline: Timeline | None = field(default=None, compare=False, repr=False)
 
     @property
@@ -82,8 +89,8 @@ class Verdict:
             return f"SAFE: no deadlock or race in any interleaving; {stats}"
         if self.status == UNSAFE:
             return f"UNSAFE ({self.kind}): {KINDS[self.kind]}; witness of {len(self.witness)} steps; {stats}"
-        return (f"INCOMPLETE: stopped at the cap of {self.max_states} states without a verdict (not known to be "
-                f"safe); {stats}")
+        found = f"possible {self.kind} ({KINDS[self.kind]}), but " if self.kind else ""
+        return f"INCOMPLETE: {found}{self.reason}; not known to be safe; {stats}"
 
     def diagnostics(self) -> list[Diagnostic]:
         """Diagnostics for a ``Report``: an error for UNSAFE, a warning for INCOMPLETE, none for SAFE."""
@@ -91,10 +98,22 @@ class Verdict:
             return [error(f"check.{self.kind}", f"checker: {self.message} (witness: {len(self.witness)} steps, "
                           f"{self._scope()})", self.where, HINTS.get(self.kind, ""))]
         if self.status == INCOMPLETE:
+            found = f"possible {self.kind}: {self.message}; " if self.kind else ""
             return [warning("check.incomplete",
-                            f"checker: stopped after {self.states} states ({self._scope()}) without a verdict; the "
-                            f"design is not known to be safe", (), "raise max_states or check fewer iterations")]
+                            f"checker: no verdict ({self._scope()}): {found}{self.reason}; the design is not known to "
+                            f"be safe", self.where, self.hint())]
         return []
+
+    def hint(self) -> str:
+        """How to get a verdict (INCOMPLETE), or how to fix the finding (UNSAFE)."""
+        if self.status == UNSAFE:
+            return HINTS.get(self.kind, "")
+        if self.status != INCOMPLETE:
+            return ""
+        if self.cause == "loops":
+            return ("check with loops={...} values that keep the bounds' relation (e.g. the real ones when they "
+                    "are small), or iterations=None to unroll the real counts")
+        return "raise the budget (max_states, max_memory, max_seconds) or check fewer iterations or stages"
 
     def table(self) -> str:
         rows = [("#", "agent", "step", "action", "it", "barrier", "after")]
@@ -105,7 +124,7 @@ class Verdict:
 
     def __str__(self) -> str:
         text = self.summary()
-        if self.status == UNSAFE:
+        if self.witness:
             text += f"\n{self.message}\nwitness:\n{self.table()}"
         return text
 

@@ -67,9 +67,10 @@ def check_reads(space, s, a: int, run: StepRun) -> Violation | None:
     """The stages ``run`` reads: held by its task, written for the round, no write in flight."""
     task = space.tasks[a]
     pc = s.pcs[a]
+    occ = space.occupancy
     for r, stage, rnd in run.reads:
-        if (r, stage) not in space.held[a][pc]:
-            if run.dma and space.released[a][pc].get((r, stage), 0) > rnd >= 0:
+        if not occ.holds(a, (r, stage), pc):
+            if run.dma and occ.released(a, (r, stage), pc) > rnd >= 0:
                 return Violation("early_release",
                                  f"task {task!r}: {run.step} reads {r!r} stage {stage} (round {rnd}) after the task "
                                  f"released it; the producer may already be overwriting it",
@@ -77,7 +78,8 @@ def check_reads(space, s, a: int, run: StepRun) -> Violation | None:
             return Violation("read_before_write",
                              f"task {task!r}: {run.step} reads {r!r} stage {stage} without holding it (no wait)",
                              (task, r))
-        obj = space.content[space._key(r, stage)]
+        key = (space.roots[r], stage)
+        obj = space.content[key]
         for t, cpc, left in s.copies:
             if obj & space.code[t][cpc].land[1]:
                 total = space.code[t][cpc].act.tx
@@ -85,8 +87,8 @@ def check_reads(space, s, a: int, run: StepRun) -> Violation | None:
                                  f"task {task!r}: {run.step} reads {r!r} stage {stage} (round {rnd}) while the copy of "
                                  f"task {space.tasks[t]!r} into it is still landing ({left} of {total} bytes to come)",
                                  (task, r, space.tasks[t]))
-        for j in range(space.T):
-            if j != a and (space.roots[r], stage) in space.producing[j][s.pcs[j]]:
+        for j in occ.writers.get(key, ()):
+            if j != a and occ.writing(j, key, s.pcs[j]):
                 return Violation("read_before_write",
                                  f"task {task!r}: {run.step} reads {r!r} stage {stage} while task "
                                  f"{space.tasks[j]!r} is still writing it (before its commit)", (task, r, space.tasks[j]))
@@ -108,16 +110,15 @@ def check_write(space, s, a: int, run: StepRun) -> Violation | None:
     buf = space.roots[r]
     key = (buf, stage)
     obj = space.content[key]
-    for j in range(space.T):
-        if j == a:
-            continue
-        for r2, s2 in space.held[j][s.pcs[j]]:
-            if s2 == stage and space.roots[r2] == buf:
-                return Violation("write_while_held",
-                                 f"task {task!r}: {run.step} writes {r!r} stage {stage} (round {rnd}) while task "
-                                 f"{space.tasks[j]!r} still holds {r2!r} stage {stage}"
-                                 + (" (the same buffer)" if r2 != r else ""), (task, r, space.tasks[j]))
-        if key in space.producing[j][s.pcs[j]]:
+    occ = space.occupancy
+    for j, r2 in occ.holders.get(key, ()):  # in task order
+        if j != a and occ.holds(j, (r2, stage), s.pcs[j]):
+            return Violation("write_while_held",
+                             f"task {task!r}: {run.step} writes {r!r} stage {stage} (round {rnd}) while task "
+                             f"{space.tasks[j]!r} still holds {r2!r} stage {stage}"
+                             + (" (the same buffer)" if r2 != r else ""), (task, r, space.tasks[j]))
+    for j in occ.writers.get(key, ()):
+        if j != a and occ.writing(j, key, s.pcs[j]):
             return Violation("write_while_held",
                              f"task {task!r}: {run.step} writes {r!r} stage {stage} while task {space.tasks[j]!r} "
                              f"is writing the same buffer stage", (task, r, space.tasks[j]))
@@ -130,7 +131,7 @@ def check_write(space, s, a: int, run: StepRun) -> Violation | None:
     if rnd > 0:
         for r2 in run.written:
             for j in space.consumers.get(r2, ()):
-                done = space.released[j][s.pcs[j]].get((r2, stage), 0)
+                done = occ.released(j, (r2, stage), s.pcs[j])
                 if done < rnd:
                     return Violation("write_while_held",
                                      f"task {task!r}: {run.step} writes {r2!r} stage {stage} for round {rnd} before "
@@ -154,7 +155,7 @@ def terminal(space, s) -> Violation | None:
     for (r, stage), w in space.wid.items():
         written = s.data[w]
         for j in space.consumers.get(r, ()):
-            done = space.released[j][s.pcs[j]].get((r, stage), 0)
+            done = space.occupancy.released(j, (r, stage), s.pcs[j])
             if written + 1 > done:
                 return Violation("unbalanced",
                                  f"every task finished, but {r!r} stage {stage} was written {written + 1} time(s) and "

@@ -1,4 +1,5 @@
-"""``pgstudio check FILE [--exhaustive] [--iterations K] [--inner N] [--method reduced|bfs] [--max-states N]``:
+"""``pgstudio check FILE [--exhaustive] [--iterations K] [--inner N] [--method reduced|bfs] [--max-states N]
+[--max-seconds S] [--max-memory MB]``:
 every diagnostic, the checker's verdict with its witness, the barrier layout.
 
 With ``--exhaustive`` the checker runs on a design without rule errors only: a verdict about a
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..analysis.check import MAX_STATES, METHODS, check
+from ..analysis.check import MAX_MEMORY, MAX_SECONDS, MAX_STATES, METHODS, check
 from ..analysis.diagnostics import Report
 from ..analysis.layout import barrier_layout, smem_layout
 from ..analysis.validate import diagnostics
@@ -42,6 +43,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--method", choices=METHODS, default="reduced",
                    help="reduced: partial-order reduced search (default); bfs: the plain search")
     p.add_argument("--max-states", type=int, default=MAX_STATES, help="state cap; reaching it gives INCOMPLETE")
+    p.add_argument("--max-seconds", type=float, default=MAX_SECONDS, help="time budget of the checker, in seconds")
+    p.add_argument("--max-memory", type=int, default=MAX_MEMORY >> 20, help="memory budget of the checker, in MB")
 
 
 NOT_RUN = "checker: not run: fix the errors above first"
@@ -55,7 +58,8 @@ def run(args: argparse.Namespace) -> int:
     if args.exhaustive and not errors:
         try:
             verdict = check(design, args.iterations, inner=args.inner, method=args.method,
-                            max_states=args.max_states)
+                            max_states=args.max_states, max_seconds=args.max_seconds,
+                            max_memory=args.max_memory * (1 << 20))
             diags.extend(verdict.diagnostics())
         except DesignError as exc:  # a design the checker cannot run: say so, keep the rest
             diags.append(warning("check.skipped", f"the exhaustive checker could not run: {exc}", (),
@@ -64,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     print(report_text(report))
     if args.exhaustive and errors:
         print(NOT_RUN)
-    if verdict is not None and verdict.unsafe:
+    if verdict is not None and verdict.witness:  # UNSAFE, or a possible finding (INCOMPLETE)
         print()
         print(f"witness ({len(verdict.witness)} steps):")
         print(verdict.table())

@@ -21,7 +21,7 @@ from typing import Any, Callable
 
 from ..analysis.layout import barrier_layout, smem_layout
 from ..analysis.timeline import Timeline
-from ..analysis.verdict import HINTS, INCOMPLETE, SAFE, UNSAFE
+from ..analysis.verdict import INCOMPLETE, SAFE, UNSAFE
 
 
 def _pre(text: str) -> str:
@@ -143,11 +143,12 @@ def report_html(report: Any) -> str:
 
 
 def verdict_html(verdict: Any) -> str:
-    """The checker's verdict: its summary, and for UNSAFE the finding, the fix and the witness table."""
+    """The checker's verdict: its summary, and with a finding (UNSAFE, or a possible one when
+    INCOMPLETE) the finding, the fix and the witness table."""
     colour = {SAFE: "#1e8449", UNSAFE: "#c0392b", INCOMPLETE: "#b9770e"}[verdict.status]
     html = f"<div class='pgstudio'><b style='color:{colour}'>{escape(verdict.summary())}</b>"
-    if verdict.status == UNSAFE:
-        html += f"<p>{escape(verdict.message)}</p><p><i>fix:</i> {escape(HINTS.get(verdict.kind, ''))}</p>"
+    if verdict.witness:
+        html += f"<p>{escape(verdict.message)}</p><p><i>fix:</i> {escape(verdict.hint())}</p>"
         head = "".join(f"<th>{h}</th>" for h in ("#", "agent", "step", "action", "iteration", "barrier", "after"))
         body = ""
         for r in verdict.witness:

@@ -186,6 +186,8 @@ def _mutate(design, rng):
     while any(isinstance(b, Loop) for b in loop.body) and rng.random() < 0.5:
         loop = next(b for b in loop.body if isinstance(b, Loop))
     body = [b for b in loop.body]
+    if not body:  # an earlier mutation dropped its last step
+        return design
     j = rng.randrange(len(body))
     if kind == "start":
         new = Loop(1, loop.stop, loop.step, loop.body)
