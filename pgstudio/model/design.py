@@ -15,7 +15,11 @@ from typing import Any, Iterable, Mapping
 
 from ..errors import DesignError
 from .group import PipelineGroup
+from .limits import (MAX_DESIGN_STEPS, MAX_GROUPS, MAX_NAME_CHARS, MAX_PROBLEM_ENTRIES, MAX_RESOURCES, MAX_TASKS,
+                     check_count, check_text)
 from .names import check_name
+from .problem import HINT as PROBLEM_HINT
+from .problem import entry_problem
 from .resource import Resource
 from .serialize import design_from_json, design_to_json
 from .targets import DEFAULT_TARGETS
@@ -49,13 +53,14 @@ class Design:
         object.__setattr__(self, "graph", tuple((_nm(k), tuple(_nm(d) for d in deps)) for k, deps in items))
         object.__setattr__(self, "groups", tuple(groups))
         object.__setattr__(self, "tasks", tuple(tasks))
-        object.__setattr__(self, "problem", tuple((str(k), v) for k, v in problem_items))
+        object.__setattr__(self, "problem", tuple((k, v) for k, v in problem_items))
         # a bare string would become its characters: take it as one target (the rule checks names)
         object.__setattr__(self, "targets", (targets,) if isinstance(targets, str) else tuple(targets))
         for r in self.resources:
             if not isinstance(r, Resource):
                 raise DesignError(f"design {name!r}: {r!r} is not a resource", code="design.resources",
                                   hint="pass GmemTensor / MemoryResource / TmemAccumulator objects")
+        _check_sizes(self)
 
     # -- lookups ----------------------------------------------------------------------------
     def resource(self, name: str) -> Resource:
@@ -201,3 +206,28 @@ class Design:
 
     def __str__(self) -> str:
         return self.summary()
+
+
+def _check_sizes(d: Design) -> None:
+    """The value domain of a whole design (``limits``): counts, problem values, graph names."""
+    for what, items, high in (("resources", d.resources, MAX_RESOURCES), ("groups", d.groups, MAX_GROUPS),
+                              ("tasks", d.tasks, MAX_TASKS), ("graph entries", d.graph, MAX_RESOURCES),
+                              ("problem entries", d.problem, MAX_PROBLEM_ENTRIES)):
+        check_count(len(items), f"design {d.name!r}: {what}", high)
+    for g in d.groups:
+        if not isinstance(g, PipelineGroup):
+            raise DesignError(f"design {d.name!r}: {g!r} is not a PipelineGroup", code="design.groups")
+    for t in d.tasks:
+        if not isinstance(t, Task):
+            raise DesignError(f"design {d.name!r}: {t!r} is not a Task", code="design.tasks")
+    steps = sum(t.schedule.size for t in d.tasks if t.schedule is not None)
+    check_count(steps, f"design {d.name!r}: schedule steps of all tasks", MAX_DESIGN_STEPS)
+    for key, deps in d.graph:
+        check_count(len(deps), f"design {d.name!r}: dependencies of {key[:MAX_NAME_CHARS]!r}", MAX_RESOURCES)
+        for x in (key, *deps):
+            check_text(x, f"design {d.name!r}: graph name", MAX_NAME_CHARS, "graph.unknown")
+    for key, value in d.problem:
+        problem = entry_problem(key, value)
+        if problem:
+            raise DesignError(f"design {d.name!r}: problem entry {key!r}: {problem}", code="design.problem",
+                              hint=PROBLEM_HINT)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import keyword
 
 from ..errors import DesignError
+from .limits import MAX_NAME_CHARS
 
 #: C++ words a name may not take (it would not compile in generated code).
 CPP_KEYWORDS = frozenset("""
@@ -33,6 +34,8 @@ def name_problem(name: object) -> str | None:
     """
     if not isinstance(name, str) or not name:
         return f"name {name!r} is not a non-empty string"
+    if len(name) > MAX_NAME_CHARS:
+        return f"name {name[:MAX_NAME_CHARS]!r}... has {len(name)} characters, expected at most {MAX_NAME_CHARS}"
     if not name.isascii() or not name.isidentifier():
         return f"name {name!r} is not an identifier (letters, digits and '_', not starting with a digit)"
     if keyword.iskeyword(name) or name in CPP_KEYWORDS:

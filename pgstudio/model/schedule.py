@@ -10,7 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterator, Union
 
+from ..errors import DesignError
 from .kinds import Op, Side
+from .limits import (MAX_ARGS, MAX_LOOP_DEPTH, MAX_NAME_CHARS, MAX_PROBLEM_VALUE, MAX_STEPS, check_count, check_text,
+                     whole_problem)
 
 #: Barrier operations, by side.
 PRODUCER_SYNC = (Op.TRY_ACQUIRE, Op.ACQUIRE, Op.COMMIT)
@@ -70,6 +73,18 @@ class Loop:
     step: Union[int, str]
     body: tuple["Node", ...]
 
+    def __post_init__(self) -> None:
+        for label, bound, low in (("start", self.start, 0), ("stop", self.stop, 0), ("step", self.step, 1)):
+            if isinstance(bound, str):
+                check_text(bound, f"domain_loop {label} {bound[:MAX_NAME_CHARS]!r}", MAX_NAME_CHARS, "schedule.loop")
+                continue
+            problem = whole_problem(bound, low, MAX_PROBLEM_VALUE)
+            if problem:
+                raise DesignError(f"domain_loop {label} {problem} or the name of a problem symbol", code="schedule.loop",
+                                  hint="use whole numbers (a positive step) or names from Design.problem")
+        if not isinstance(self.body, tuple):
+            object.__setattr__(self, "body", tuple(self.body))
+
     def __str__(self) -> str:
         return f"domain_loop({self.start}, {self.stop}, {self.step})"
 
@@ -83,6 +98,28 @@ class CapturedSchedule:
 
     name: str
     nodes: tuple[Node, ...]
+
+    def __post_init__(self) -> None:
+        check_text(self.name, "schedule name", MAX_NAME_CHARS, "schedule.name")
+        if not isinstance(self.nodes, tuple):
+            object.__setattr__(self, "nodes", tuple(self.nodes))
+        count = 0
+        for node, depth in _nodes(self.nodes):
+            if isinstance(node, Loop) and depth >= MAX_LOOP_DEPTH:
+                raise DesignError(f"schedule {self.name!r}: domain loops nest more than {MAX_LOOP_DEPTH} deep",
+                                  code="schedule.size", hint="flatten the loops")
+            if isinstance(node, Step):
+                count += 1
+                check_count(len(node.args), f"schedule {self.name!r}: work inputs of {node.op}", MAX_ARGS, "schedule.size")
+            elif not isinstance(node, Loop):
+                raise DesignError(f"schedule {self.name!r}: {node!r} is not a step or a domain loop", code="schedule.node")
+        check_count(count, f"schedule {self.name!r}: steps", MAX_STEPS, "schedule.size")
+        object.__setattr__(self, "_size", count)  # not a field: kept out of ==, repr and files
+
+    @property
+    def size(self) -> int:
+        """Recorded steps, in and out of loops (counted once, at construction)."""
+        return self._size  # type: ignore[attr-defined]
 
     def steps(self) -> Iterator[Step]:
         """Every step, depth first, in program order."""
@@ -119,6 +156,24 @@ class CapturedSchedule:
         lines = [f"@schedule  # {self.name}"]
         _text(self.nodes, 0, lines)
         return "\n".join(lines)
+
+
+_END = object()
+
+
+def _nodes(nodes) -> Iterator[tuple[Node, int]]:
+    """Every node with the number of loops around it, without recursion (a file may nest deeply;
+    nothing below ``MAX_LOOP_DEPTH + 1`` loops is visited)."""
+    stack = [(iter(nodes), 0)]
+    while stack:
+        it, depth = stack[-1]
+        node = next(it, _END)
+        if node is _END:
+            stack.pop()
+            continue
+        yield node, depth
+        if isinstance(node, Loop) and depth < MAX_LOOP_DEPTH:
+            stack.append((iter(node.body), depth + 1))
 
 
 def _walk(nodes) -> Iterator[Step]:
