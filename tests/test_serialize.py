@@ -118,7 +118,7 @@ BAD = [
     ("group name", edit(_set(["groups", 0, "name"], "class")), "json.value", "groups[0].name: name 'class' is a reserved word"),
     ("task name", edit(_set(["tasks", 1, "name"], "load-b")), "json.value", "tasks[1].name: name 'load-b' is not an identifier"),
     ("design name", edit(_set(["name"], "my design")), "json.value", "name: name 'my design' is not an identifier"),
-    ("problem key", edit(_set(["problem", "num tiles"], 3)), "json.value", "problem.num tiles: name 'num tiles' is not an identifier"),
+    ("problem key", edit(_set(["problem", "num tiles"], 3)), "json.value", "problem.\"num tiles\": name 'num tiles' is not an identifier"),
     ("problem value", edit(_set(["problem", "num_tiles"], [1])), "json.type", "problem.num_tiles: expected a number or a string"),
     ("duplicate", edit(lambda o: o["resources"].append(copy.deepcopy(o["resources"][0]))), "json.value",
      "resources[5].name: 'gmem_a' appears twice"),

@@ -92,7 +92,7 @@ class _Reader:
         self.obj, self.path = obj, path
 
     def _p(self, key: str) -> str:
-        return f"{self.path}.{key}" if self.path else key
+        return f"{self.path}.{_key(key)}" if self.path else _key(key)
 
     def only(self, *allowed: str) -> None:
         unknown = sorted(set(self.obj) - set(allowed))
@@ -128,6 +128,12 @@ class _Reader:
         except ValueError:
             allowed = ", ".join(e.value for e in enum)
             raise DesignError(f"{self._p(key)}: {value!r} is not one of {allowed}", code="json.value") from None
+
+
+def _key(key: str) -> str:
+    """A field name for a message path: as is when it is a plain name, else quoted and shortened
+    (a key of the file may hold a newline, an escape sequence or a megabyte)."""
+    return key if key.isidentifier() and len(key) <= 64 else _show(key)
 
 
 def _show(value: Any) -> str:
@@ -219,10 +225,10 @@ def design_from_dict(obj: Any, design_class: type) -> Any:
     check_count(len(problem), "problem", MAX_PROBLEM_ENTRIES, "json.size")
     for k, v in problem.items():
         if not isinstance(v, (int, float, str)) or isinstance(v, bool):
-            raise DesignError(f"problem.{_show(k)[1:-1]}: expected a number or a string, got {_show(v)}", code="json.type")
+            raise DesignError(f"problem.{_key(k)}: expected a number or a string, got {_show(v)}", code="json.type")
         why = entry_problem(k, v)
         if why:
-            raise DesignError(f"problem.{_show(k)[1:-1]}: {why}", code="json.value", hint=PROBLEM_HINT)
+            raise DesignError(f"problem.{_key(k)}: {why}", code="json.value", hint=PROBLEM_HINT)
     resources = {}
     for i, ro in enumerate(_list(r, "resources", MAX_RESOURCES, [])):
         rr = _Reader(ro, f"resources[{i}]")
@@ -249,7 +255,7 @@ def design_from_dict(obj: Any, design_class: type) -> Any:
     check_count(len(graph_obj), "graph", MAX_RESOURCES, "json.size")
     for k, deps in graph_obj.items():
         if not isinstance(deps, list) or not all(isinstance(x, str) for x in deps):
-            raise DesignError(f"graph.{k}: expected a list of resource names", code="json.type")
+            raise DesignError(f"graph.{_key(k)}: expected a list of resource names", code="json.type")
         graph[k] = deps
 
     def resource(name: str, path: str):

@@ -3,8 +3,9 @@
 The autosave file sits in the working directory (next to the notebook when Jupyter started
 the kernel there) as ``<name>.pgstudio-autosave.json``.  ``name`` is made a plain file name first
 (``autosave_stem``): ``Studio(name="../x")`` must not write outside its folder.  Every write is
-atomic (a temporary file in the same folder, flushed to disk, then renamed over the old one), so
-a kernel restart or a crash mid-write leaves the previous autosave whole.  An autosave that
+atomic (``model.files.write_atomic``: a temporary file in the same folder, flushed to disk, then
+renamed over the old one), so a kernel restart or a crash mid-write leaves the previous autosave
+whole.  An autosave that
 cannot be read on restore is renamed aside (``set_aside``), never overwritten by the next edit:
 what it held may be the only copy of a user's design.
 """
@@ -14,12 +15,12 @@ from __future__ import annotations
 import datetime
 import os
 import re
-import tempfile
 from pathlib import Path
 
-from ..errors import DesignError
+from ..errors import DesignError, FileError
 from ..model.design import Design
-from ..model.limits import MAX_FILE_BYTES, MAX_NAME_CHARS
+from ..model.files import read_design_bytes, write_atomic
+from ..model.limits import MAX_NAME_CHARS
 
 AUTOSAVE_SUFFIX = ".pgstudio-autosave.json"
 #: Kept-aside copies of unreadable autosaves: ``<name>.pgstudio-autosave.unreadable-<time>.json``.
@@ -46,21 +47,11 @@ def autosave_path(name: str = "studio", folder: str | os.PathLike | None = None)
 
 
 def write_design(design: Design, path: str | os.PathLike) -> str:
-    """Write atomically (temp file + fsync + rename); returns a message for the user.  Raises OSError."""
+    """Write atomically (``model.files.write_atomic``), creating the folder; returns a message for
+    the user.  Raises OSError (``FileError`` names the path and the fix)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    text = design.to_json()
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, path.stat().st_mode & 0o777 if path.exists() else 0o644)  # mkstemp makes 0600
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomic(path, design.to_json())
     return f"saved design {design.name!r} to {path}"
 
 
@@ -68,10 +59,10 @@ def save_design(design: Design, path: str | os.PathLike) -> tuple[bool, str]:
     """(ok, message) -- never raises for a problem of the user's (bad folder, no permission)."""
     if not str(path).strip():
         return False, "cannot save: give a file name, e.g. my_design.json"
-    if Path(path).is_dir():
-        return False, f"cannot save to {path}: it is a folder; give a file name, e.g. {Path(path) / 'my_design.json'}"
     try:
         return True, write_design(design, path)
+    except FileError as exc:
+        return False, f"cannot save: {exc}"
     except OSError as exc:
         return False, f"cannot save to {path}: {exc.strerror or exc}"
 
@@ -92,14 +83,9 @@ def load_design(path: str | os.PathLike) -> tuple[Design | None, str]:
     if not str(path) or str(path) == ".":
         return None, "cannot load: give a file name, e.g. my_design.json"
     try:
-        with path.open("rb") as f:
-            data = f.read(MAX_FILE_BYTES + 1)  # never more than a design can be: a wrong file may be huge
-    except FileNotFoundError:
-        return None, f"cannot load {path}: no such file"
-    except IsADirectoryError:
-        return None, f"cannot load {path}: it is a folder"
-    except OSError as exc:
-        return None, f"cannot load {path}: {exc.strerror or exc}"
+        data = read_design_bytes(path)
+    except FileError as exc:
+        return None, f"cannot load: {exc}"
     return parse_design(data, str(path))
 
 

@@ -210,7 +210,7 @@ def test_save_load_and_bad_upload(studio, tmp_path):
     assert "cannot load list.json" in studio.message_text and studio.design == streaming()
     studio.files.path.value = str(tmp_path / "nope.json")
     studio.files.load.click()
-    assert "no such file" in studio.message_text
+    assert "no design file at" in studio.message_text
 
 
 def test_design_tab_problem_derive_and_attached_schedules(tmp_path):

@@ -42,7 +42,7 @@ def test_bad_files_are_messages(tmp_path):
     (tmp_path / "other.json").write_text(json.dumps({"schema": "something.else", "version": 1}))
     (tmp_path / "new.json").write_text(json.dumps({**json.loads(examples.merge_copy().to_json()), "version": 99}))
     cases = {"junk.json": "not valid JSON", "other.json": "not a pgstudio design", "new.json": "not supported",
-             "missing.json": "no such file", "": "give a file name"}
+             "missing.json": "no design file at", "": "give a file name"}
     for name, words in cases.items():
         design, msg = load_design(tmp_path / name if name else "")
         assert design is None and words in msg, msg
@@ -89,7 +89,7 @@ def test_saved_files_are_readable_like_any_other(tmp_path):
 
 def test_saving_onto_a_folder_is_a_message(tmp_path):
     ok, msg = save_design(examples.merge_copy(), tmp_path)
-    assert not ok and "it is a folder" in msg
+    assert not ok and "is a folder, expected a file" in msg
 
 
 def test_an_oversized_file_is_refused_without_reading_it_all(tmp_path):
