@@ -17,6 +17,7 @@ from ..errors import DesignError
 from .group import PipelineGroup
 from .limits import (MAX_DESIGN_STEPS, MAX_GROUPS, MAX_NAME_CHARS, MAX_PROBLEM_ENTRIES, MAX_RESOURCES, MAX_TASKS,
                      check_count, check_text)
+from .lookup import index_of
 from .names import check_name
 from .problem import HINT as PROBLEM_HINT
 from .problem import entry_problem
@@ -62,54 +63,51 @@ class Design:
                                   hint="pass GmemTensor / MemoryResource / TmemAccumulator objects")
         _check_sizes(self)
 
-    # -- lookups ----------------------------------------------------------------------------
+    # -- lookups (O(1): model.lookup indexes the design once) --------------------------------
     def resource(self, name: str) -> Resource:
-        for r in self.resources:
-            if r.name == name:
-                return r
-        raise DesignError(f"design {self.name!r} has no resource {name!r}; resources: "
-                          f"{', '.join(r.name for r in self.resources) or 'none'}", code="design.lookup")
+        r = index_of(self).resources.get(name)
+        if r is None:
+            raise DesignError(f"design {self.name!r} has no resource {name!r}; resources: "
+                              f"{', '.join(r.name for r in self.resources) or 'none'}", code="design.lookup")
+        return r
 
     def group(self, name: str) -> PipelineGroup:
-        for g in self.groups:
-            if g.name == name:
-                return g
-        raise DesignError(f"design {self.name!r} has no group {name!r}; groups: "
-                          f"{', '.join(g.name for g in self.groups) or 'none'}", code="design.lookup")
+        g = index_of(self).groups.get(name)
+        if g is None:
+            raise DesignError(f"design {self.name!r} has no group {name!r}; groups: "
+                              f"{', '.join(g.name for g in self.groups) or 'none'}", code="design.lookup")
+        return g
 
     def task(self, name: str) -> Task:
-        for t in self.tasks:
-            if t.name == name:
-                return t
-        raise DesignError(f"design {self.name!r} has no task {name!r}; tasks: "
-                          f"{', '.join(t.name for t in self.tasks) or 'none'}", code="design.lookup")
+        t = index_of(self).tasks.get(name)
+        if t is None:
+            raise DesignError(f"design {self.name!r} has no task {name!r}; tasks: "
+                              f"{', '.join(t.name for t in self.tasks) or 'none'}", code="design.lookup")
+        return t
 
     def has_resource(self, name: str) -> bool:
-        return any(r.name == name for r in self.resources)
+        return name in index_of(self).resources
 
     def group_of(self, resource: str) -> PipelineGroup | None:
         """The (first) group that lists ``resource`` as a member."""
-        for g in self.groups:
-            if resource in g.member_names:
-                return g
-        return None
+        return index_of(self).group_of.get(resource)
 
     def deps(self, resource: str) -> tuple[str, ...]:
         """The resources ``resource`` is computed from."""
-        return dict(self.graph).get(resource, ())
+        return index_of(self).deps.get(resource, ())
 
     def dependents(self, resource: str) -> tuple[str, ...]:
-        return tuple(k for k, deps in self.graph if resource in deps)
+        return tuple(index_of(self).dependents.get(resource, ()))
 
     def producers(self, resource: str) -> tuple[Task, ...]:
-        return tuple(t for t in self.tasks if resource in t.dst_resources)
+        return tuple(index_of(self).producers.get(resource, ()))
 
     def consumers(self, resource: str) -> tuple[Task, ...]:
-        return tuple(t for t in self.tasks if resource in t.src_resources)
+        return tuple(index_of(self).consumers.get(resource, ()))
 
     @property
     def pipelined(self) -> tuple[Resource, ...]:
-        return tuple(r for r in self.resources if r.pipeline_config is not None)
+        return index_of(self).pipelined
 
     @property
     def problem_dict(self) -> dict[str, Any]:

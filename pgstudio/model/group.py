@@ -121,7 +121,11 @@ class PipelineGroup(SyncSteps):
     # -- derived ----------------------------------------------------------------------------
     @property
     def member_names(self) -> tuple[str, ...]:
-        return tuple(m.name for m in self.members)
+        names = self.__dict__.get("_member_names")  # members never change: named once
+        if names is None:
+            names = tuple(m.name for m in self.members)
+            object.__setattr__(self, "_member_names", names)
+        return names
 
     def member(self, name: str) -> "MemberRef":
         for m in self.members:
