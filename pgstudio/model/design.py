@@ -16,9 +16,9 @@ from typing import Any, Iterable, Mapping
 from ..errors import DesignError
 from .group import PipelineGroup
 from .limits import (MAX_DESIGN_STEPS, MAX_GROUPS, MAX_NAME_CHARS, MAX_PROBLEM_ENTRIES, MAX_RESOURCES, MAX_TASKS,
-                     check_count, check_text)
+                     check_count)
 from .lookup import index_of
-from .names import check_name
+from .names import check_name, check_word
 from .problem import HINT as PROBLEM_HINT
 from .problem import entry_problem
 from .resource import Resource
@@ -223,7 +223,7 @@ def _check_sizes(d: Design) -> None:
     for key, deps in d.graph:
         check_count(len(deps), f"design {d.name!r}: dependencies of {key[:MAX_NAME_CHARS]!r}", MAX_RESOURCES)
         for x in (key, *deps):
-            check_text(x, f"design {d.name!r}: graph name", MAX_NAME_CHARS, "graph.unknown")
+            check_word(x, f"design {d.name!r}: graph name", "graph.unknown")
     for key, value in d.problem:
         problem = entry_problem(key, value)
         if problem:

@@ -7,7 +7,7 @@ product in BM x BN output tiles, BK deep per k step.  The derived counts (``num_
 
 One rule for an entry, used by ``Design`` and by the file loader (which names the field path):
 the key is a name (it becomes a symbol of loop bounds and generated code) and the value a size --
-a whole number from 0, a finite number, or a short text such as the element type.
+a whole number from 0, a finite number, or a word such as the element type.
 
 >>> entry_problem("num_tiles", 64) is None
 True
@@ -17,8 +17,8 @@ True
 
 from __future__ import annotations
 
-from .limits import MAX_NAME_CHARS, MAX_PROBLEM_VALUE, number_problem, whole_problem
-from .names import name_problem
+from .limits import MAX_PROBLEM_VALUE, number_problem, whole_problem
+from .names import name_problem, word_problem
 from .targets import DTYPE_BYTES
 
 #: The fix every problem-entry message gives.
@@ -43,8 +43,7 @@ def entry_problem(key: object, value: object) -> str | None:
     """Why ``key: value`` cannot be a problem entry, or None when it can."""
     problem = name_problem(key)
     if problem is None and isinstance(value, str):
-        if len(value) > MAX_NAME_CHARS:
-            problem = f"value has {len(value)} characters, expected at most {MAX_NAME_CHARS}"
+        problem = word_problem(value) and f"value {word_problem(value)}"  # a word: it may reach generated code
     elif problem is None:
         why = number_problem(value) if isinstance(value, float) else whole_problem(value, 0, MAX_PROBLEM_VALUE)
         problem = why and f"value {why}"

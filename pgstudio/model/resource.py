@@ -18,8 +18,8 @@ from typing import Any, ClassVar
 
 from ..errors import DesignError
 from .config import PipelineConfig
-from .limits import MAX_NAME_CHARS, MAX_TEXT_CHARS, MAX_TILE_DIM, MAX_TILE_RANK, check_text, whole_problem
-from .names import check_name
+from .limits import MAX_TEXT_CHARS, MAX_TILE_DIM, MAX_TILE_RANK, check_text, whole_problem
+from .names import check_name, check_word
 from .steps import WorkSteps
 from .targets import DTYPES  # noqa: F401  (re-exported: the element types a resource may have)
 
@@ -52,8 +52,8 @@ class Compute:
     expr: str = ""
 
     def __post_init__(self) -> None:
-        check_text(self.op, "compute op", MAX_NAME_CHARS, "resource.compute")
-        check_text(self.expr, "compute expression", MAX_TEXT_CHARS, "resource.compute")
+        check_word(self.op, "compute op", "resource.compute")  # the catalog rule says which ops exist
+        check_text(self.expr, "compute expression", MAX_TEXT_CHARS, "resource.compute")  # the grammar parses it
 
     def __str__(self) -> str:
         return f"{self.op}({self.expr})" if self.expr else self.op
@@ -81,7 +81,7 @@ class Resource(WorkSteps):
         if not isinstance(self.compute, Compute):
             raise DesignError(f"resource {self.name!r}: compute is {self.compute!r}, expected a Compute",
                               code="resource.compute", hint="give compute=Compute(op, expr)")
-        check_text(self.dtype, f"resource {self.name!r}: dtype", MAX_NAME_CHARS, "resource.dtype")
+        check_word(self.dtype, f"resource {self.name!r}: dtype", "resource.dtype")  # a rule says which exist
         if self.aliases is not None:
             check_name(self.aliases, f"resource {self.name!r}: aliases")
         object.__setattr__(self, "tile", _tile(self.name, self.tile))

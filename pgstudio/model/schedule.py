@@ -12,8 +12,8 @@ from typing import Iterator, Union
 
 from ..errors import DesignError
 from .kinds import Op, Side
-from .limits import (MAX_ARGS, MAX_LOOP_DEPTH, MAX_NAME_CHARS, MAX_PROBLEM_VALUE, MAX_STEPS, check_count, check_text,
-                     whole_problem)
+from .limits import MAX_ARGS, MAX_LOOP_DEPTH, MAX_PROBLEM_VALUE, MAX_STEPS, check_count, whole_problem
+from .names import check_word
 
 #: Barrier operations, by side.
 PRODUCER_SYNC = (Op.TRY_ACQUIRE, Op.ACQUIRE, Op.COMMIT)
@@ -48,6 +48,25 @@ class Step:
     group: str | None = None
     args: tuple[tuple[str, str], ...] = ()
 
+    def __post_init__(self) -> None:
+        # the text of a step reaches generated code (names, comments): fixed sets and words only
+        if self.op not in SIDE_OF:
+            raise DesignError(f"step op {self.op!r} is not one of {', '.join(SIDE_OF)}", code="schedule.step")
+        if self.via not in VIAS:
+            raise DesignError(f"step via {self.via!r} is not one of {', '.join(VIAS)}", code="schedule.step")
+        check_word(self.target, f"step {self.op}: target", "schedule.step")
+        if self.group is not None:
+            check_word(self.group, f"step {self.op} on {self.target}: group", "schedule.step")
+        args = tuple(tuple(a) for a in self.args) if not isinstance(self.args, (str, bytes)) else None
+        if args is None or not all(len(a) == 2 for a in args):
+            raise DesignError(f"step {self.op} on {self.target}: work inputs {self.args!r} are not (name, value) pairs",
+                              code="schedule.step")
+        check_count(len(args), f"step {self.op} on {self.target}: work inputs", MAX_ARGS, "schedule.size")
+        for key, value in args:
+            check_word(key, f"step {self.op} on {self.target}: work input name", "schedule.step")
+            check_word(value, f"step {self.op} on {self.target}: work input {key}", "schedule.step", number=True)
+        object.__setattr__(self, "args", args)
+
     @property
     def side(self) -> Side:
         return SIDE_OF[self.op]
@@ -76,7 +95,7 @@ class Loop:
     def __post_init__(self) -> None:
         for label, bound, low in (("start", self.start, 0), ("stop", self.stop, 0), ("step", self.step, 1)):
             if isinstance(bound, str):
-                check_text(bound, f"domain_loop {label} {bound[:MAX_NAME_CHARS]!r}", MAX_NAME_CHARS, "schedule.loop")
+                check_word(bound, f"domain_loop {label}", "schedule.loop")
                 continue
             problem = whole_problem(bound, low, MAX_PROBLEM_VALUE)
             if problem:
@@ -100,7 +119,7 @@ class CapturedSchedule:
     nodes: tuple[Node, ...]
 
     def __post_init__(self) -> None:
-        check_text(self.name, "schedule name", MAX_NAME_CHARS, "schedule.name")
+        check_word(self.name, "schedule name", "schedule.name")
         if not isinstance(self.nodes, tuple):
             object.__setattr__(self, "nodes", tuple(self.nodes))
         count = 0
@@ -110,7 +129,6 @@ class CapturedSchedule:
                                   code="schedule.size", hint="flatten the loops")
             if isinstance(node, Step):
                 count += 1
-                check_count(len(node.args), f"schedule {self.name!r}: work inputs of {node.op}", MAX_ARGS, "schedule.size")
             elif not isinstance(node, Loop):
                 raise DesignError(f"schedule {self.name!r}: {node!r} is not a step or a domain loop", code="schedule.node")
         check_count(count, f"schedule {self.name!r}: steps", MAX_STEPS, "schedule.size")

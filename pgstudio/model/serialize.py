@@ -23,7 +23,7 @@ from .group import PipelineGroup
 from .kinds import Agent, AsyncProducerOp, PipelineType
 from .limits import (MAX_ARGS, MAX_FILE_BYTES, MAX_GROUPS, MAX_PROBLEM_ENTRIES, MAX_RESOURCES, MAX_STEPS, MAX_TASKS,
                      MAX_TEXT_CHARS, check_count)
-from .names import name_problem
+from .names import check_word, name_problem
 from .problem import HINT as PROBLEM_HINT
 from .problem import entry_problem
 from .protocol import PipelineGroupMode
@@ -208,7 +208,8 @@ def _node(obj: Any, path: str):
         if not (isinstance(a, list) and len(a) == 2 and all(isinstance(x, str) and len(x) <= MAX_TEXT_CHARS for x in a)):
             raise DesignError(f"{path}.args[{i}]: expected [name, value] strings", code="json.type")
         pairs.append(tuple(a))
-    return Step(op, r.get("target", str), via, r.get("group", (str, type(None)), None), tuple(pairs))
+    target, group = r.get("target", str), r.get("group", (str, type(None)), None)
+    return _at(path, lambda: Step(op, target, via, group, tuple(pairs)))
 
 
 def design_from_dict(obj: Any, design_class: type) -> Any:
@@ -256,6 +257,9 @@ def design_from_dict(obj: Any, design_class: type) -> Any:
     for k, deps in graph_obj.items():
         if not isinstance(deps, list) or not all(isinstance(x, str) for x in deps):
             raise DesignError(f"graph.{_key(k)}: expected a list of resource names", code="json.type")
+        check_count(len(deps), f"graph.{_key(k)}", MAX_RESOURCES, "json.size")
+        for x in (k, *deps):
+            _at(f"graph.{_key(k)}", lambda: check_word(x, "name", "graph.unknown"))
         graph[k] = deps
 
     def resource(name: str, path: str):

@@ -9,7 +9,7 @@ from ..errors import DesignError, ScheduleError
 from .capture import BoundSchedule, Schedule
 from .diagnostic import raise_first
 from .limits import MAX_RESOURCES, MAX_WARPS, check_count, check_whole
-from .names import check_name
+from .names import check_name, check_word
 from .schedule import CapturedSchedule
 from .schedule_rules import check_schedule
 
@@ -60,6 +60,8 @@ class Task:
                 raise DesignError(f"task {name!r}: {label} is {items!r}, expected a list of resources or resource names",
                                   code="task.resource", hint=f"pass {label}=[smem_a, ...]")
             check_count(len(items), f"task {name!r}: {label}", MAX_RESOURCES)
+            for r in items:
+                check_word(_name(_resource(r)), f"task {name!r}: {label} entry", "task.resource")
         src_resources = [_resource(r) for r in src_resources]
         dst_resources = [_resource(r) for r in dst_resources]
         object.__setattr__(self, "name", name)

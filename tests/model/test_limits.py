@@ -47,7 +47,7 @@ CASES = [
     ("problem negative", planted(["problem", "num_tiles"], -5), "json.value",
      ["problem.num_tiles: value is -5, expected an integer from 0 to 1099511627776"]),
     ("problem huge", planted(["problem", "num_tiles"], 10 ** 15), "json.value", ["value is 1000000000000000"]),
-    ("problem text", planted(["problem", "dtype"], "f" * 65), "json.value", ["value has 65 characters, expected at most 64"]),
+    ("problem text", planted(["problem", "dtype"], "f" * 65), "json.value", ["has 65 characters, expected at most 64"]),
     ("problem key", planted(["problem", "x" * 70], 1), "json.value", ["has 70 characters, expected at most 64"]),
     ("warps huge", planted(["tasks", 0, "num_warps"], 10 ** 6), "task.warps",
      ["tasks[0]: task 'load_a': num_warps is 1000000, expected an integer from 1 to 32"]),
