@@ -50,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except PgStudioError as exc:
-        print(f"pgstudio {args.command}: {' '.join(str(exc).split())}", file=sys.stderr)
+        print(f"pgstudio {args.command}: {one_line(exc)}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
@@ -62,6 +62,17 @@ def main(argv: list[str] | None = None) -> int:
         if os.environ.get("PGSTUDIO_TRACEBACK"):
             traceback.print_exception(exc)
         return EXIT_BUG
+
+
+def one_line(exc: PgStudioError) -> str:
+    """The error as one line: an error that lists several (``emit`` on a design with errors: a
+    head line, then one indented ``[code] message (fix: ...)`` line each) gives its head, the
+    first of them and how many more ``pgstudio check`` lists."""
+    head, *rest = [line.strip() for line in str(exc).strip().splitlines()] or [""]
+    if not rest:
+        return " ".join(head.split())
+    more = f"; {len(rest) - 1} more: pgstudio check lists every one" if len(rest) > 1 else ""
+    return " ".join(f"{head.rstrip(':')}: {rest[0]}{more}".split())
 
 
 def bug_report(command: str, exc: BaseException) -> str:
@@ -87,4 +98,4 @@ def _version() -> str:
         return "(not installed)"
 
 
-__all__ = ["COMMANDS", "EXIT_BUG", "EXIT_USAGE", "bug_report", "build_parser", "load_design", "main"]
+__all__ = ["COMMANDS", "EXIT_BUG", "EXIT_USAGE", "bug_report", "build_parser", "load_design", "main", "one_line"]

@@ -106,3 +106,16 @@ def test_pgstudio_traceback_shows_the_traceback_for_whoever_fixes_it(design_file
     status = cli.main(["check", str(design_file)])
     err = capsys.readouterr().err
     assert status == 70 and "Traceback (most recent call last)" in err and "RuntimeError: boom" in err
+
+
+def test_an_error_that_lists_several_is_one_line_with_the_first_and_a_count(tmp_path, capsys):
+    obj = json.loads(examples.merge_copy().to_json())
+    obj["resources"][3]["pipeline_config"]["num_stages"] = 3  # the Merge's stages differ
+    obj["tasks"][2]["num_warps"] = 2  # the store task has fewer threads than its groups declare
+    path = tmp_path / "wrong.json"
+    path.write_text(json.dumps(obj))
+    status, out, err = run(capsys, "emit", path, "-o", tmp_path / "k.cu")
+    line = one_line(err)
+    assert status == 2 and line.startswith("pgstudio emit: design 'merge_copy' cannot be built for sm_90a: 3 error(s): ")
+    assert "[group.num_stages]" in line and "fix:" in line and line.endswith("; 2 more: pgstudio check lists every one")
+    assert not (tmp_path / "k.cu").exists()

@@ -68,8 +68,12 @@ def time_limit(seconds: float):
 
 
 def _clear(exc: BaseException) -> bool:
-    text = str(exc)
-    return isinstance(exc, PgStudioError) and bool(text.strip()) and "\n" not in text.strip() and "Traceback" not in text
+    """A PgStudioError with a message: one line, or a head line and one indented ``[code] ...``
+    line per error when it lists several (``emit`` on a design with errors)."""
+    text = str(exc).strip()
+    lines = text.splitlines()
+    return (isinstance(exc, PgStudioError) and bool(text) and "Traceback" not in text
+            and all(line.startswith("  [") for line in lines[1:]))
 
 
 def run_stage(source: str, stage: str, fn: Callable[[], Any], label: str) -> tuple[str, Any]:
