@@ -61,7 +61,7 @@ def check(design: Design, iterations: int | None = 4, *, inner: int | None = 2,
             return Verdict(design.name, INCOMPLETE, seconds=time.perf_counter() - t0, method=method,
                            loops=tuple(sorted(counts.counts.items())), max_states=max_states, reason=too_big,
                            cause="budget")
-        program = unroll(design, iterations=iterations, inner=inner, loops=loops)
+        program = unroll(design, iterations=iterations, inner=inner, loops=loops, max_steps=None)  # budget above
         space = StateSpace(program)
         left = None if max_seconds is None else max(max_seconds - (time.perf_counter() - t0), 0.0)
         result = bfs(space, reduced=method == "reduced", max_states=max_states,

@@ -285,18 +285,20 @@ class _Unroller:
 
 
 def unroll(design: Design, counts: Mapping[str, int] | None = None, layout: BarrierLayout | None = None, *,
-           iterations: int | None = 4, inner: int | None = 2, loops: Mapping[str, int] | None = None) -> Program:
+           iterations: int | None = 4, inner: int | None = 2, loops: Mapping[str, int] | None = None,
+           max_steps: int | None = MAX_UNROLLED_STEPS) -> Program:
     """Every task's steps over the chosen loop counts (``counts``: from ``loops.shrink`` by default,
-    whose caveats the program keeps)."""
+    whose caveats the program keeps).  A program of more than ``max_steps`` executed steps is
+    refused before it is built (the checker passes None: its own budget answers INCOMPLETE)."""
     layout = layout or barrier_layout(design)
     caveats: tuple[str, ...] = ()
     if counts is None:
         shrunk = shrink(design, iterations, inner, loops)
         counts, caveats = shrunk.counts, shrunk.caveats
-    steps = executed_steps(design, counts)  # counted before anything is built
-    if steps > MAX_UNROLLED_STEPS:
+    steps = executed_steps(design, counts) if max_steps is not None else 0  # counted before anything is built
+    if max_steps is not None and steps > max_steps:
         raise DesignError(f"design {design.name!r}: unrolled, its tasks would execute {steps} steps, more than "
-                          f"{MAX_UNROLLED_STEPS} (loop counts: {', '.join(f'{k}={v}' for k, v in counts.items()) or 'none'})",
+                          f"{max_steps} (loop counts: {', '.join(f'{k}={v}' for k, v in counts.items()) or 'none'})",
                           code="analysis.size", hint="run fewer iterations, or cap inner loops (inner=..., --inner)")
     plans = resolve(design, layout)
     u = _Unroller(design, layout, counts)
