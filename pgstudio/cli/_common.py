@@ -74,4 +74,5 @@ def write_output(path: str | os.PathLike, data: str | bytes, *, keep: str | os.P
     return write_atomic(target, data)
 
 
-__all__ = ["MAX_ELEMENTS", "MAX_ITERATIONS", "count", "design_argument", "load_design", "output_folder", "positive_number", "write_output"]
+__all__ = ["MAX_ELEMENTS", "MAX_ITERATIONS", "count", "design_argument", "load_design", "output_file", "output_folder",
+           "positive_number", "write_output"]

@@ -14,7 +14,7 @@ import argparse
 from ..model.limits import MAX_STAGES, MAX_WARPS
 from ..runtime.executor import NAMES
 from ..runtime.sweep import GROUPINGS, ROUNDS, run_sweep_cli
-from ._common import MAX_ELEMENTS, count, design_argument, load_design
+from ._common import MAX_ELEMENTS, count, design_argument, load_design, output_file
 
 NAME = "sweep"
 HELP = "compile every stages x tile x grouping variant of a design; on a GPU verify and time them"
@@ -50,6 +50,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     design = load_design(args.design)
+    if args.png:
+        output_file(args.png)  # a bad path is said now, not after the whole sweep
     return run_sweep_cli(design, args.design, stages=args.stages, tiles=args.tiles, grouping=args.grouping,
                          warps=args.warps, options=args.options, n=args.n, rounds=args.rounds,
                          executor=args.executor or ("embedded" if args.workers else None), ray=args.ray,

@@ -17,7 +17,7 @@ from ..render.timeline import timeline_figure
 from ..runtime._cupy import require_gpu
 from ..runtime.executor import NAMES
 from ..runtime.trace import chrome_trace, trace
-from ._common import MAX_ELEMENTS, MAX_ITERATIONS, count, design_argument, load_design, write_output
+from ._common import MAX_ELEMENTS, MAX_ITERATIONS, count, design_argument, load_design, output_file, write_output
 
 NAME = "trace"
 HELP = "run a design's instrumented kernel and write its measured timeline as trace JSON"
@@ -40,6 +40,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     design = load_design(args.design)
+    for path in (args.out, args.png):  # a bad path is said before the kernel runs, not after
+        if path:
+            output_file(path)
     if args.simulate:
         timelines = [simulate(design, args.iterations)]
         doc = chrome_trace(timelines)

@@ -119,3 +119,12 @@ def test_an_error_that_lists_several_is_one_line_with_the_first_and_a_count(tmp_
     assert status == 2 and line.startswith("pgstudio emit: design 'merge_copy' cannot be built for sm_90a: 3 error(s): ")
     assert "[group.num_stages]" in line and "fix:" in line and line.endswith("; 2 more: pgstudio check lists every one")
     assert not (tmp_path / "k.cu").exists()
+
+
+@pytest.mark.parametrize("flag", ["--png", "--results"])
+def test_a_sweep_output_in_a_missing_folder_is_one_line(design_file, tmp_path, capsys, flag):
+    target = tmp_path / "no" / "such" / "x.out" if flag == "--png" else tmp_path / "d.json" / "r.jsonl"
+    status, out, err = run(capsys, "sweep", design_file, "--compile-only", "--stages", "2", "--tiles", "1024",
+                           "--grouping", "designed", "--executor", "inline", "--quiet", flag, target)
+    line = one_line(err)
+    assert status == 2 and line.startswith("pgstudio sweep: ") and "fix:" in line, err
