@@ -27,6 +27,18 @@ class DesignError(PgStudioError, ValueError):
         self.diagnostics = tuple(diagnostics)
 
 
+class FileError(PgStudioError, OSError):
+    """A file or folder the user named cannot be read or written (missing, a folder where a file
+    belongs, no permission, a full disk); the message names the path and the fix."""
+
+    def __init__(self, message: str, hint: str = "") -> None:
+        Exception.__init__(self, message if not hint else f"{message}; fix: {hint}")
+        self.hint = hint
+
+    def __str__(self) -> str:  # OSError's own str() would print (errno, strerror)
+        return str(self.args[0])
+
+
 class ScheduleError(DesignError):
     """A captured ``@schedule`` breaks a schedule rule (semantics.md section 6)."""
 

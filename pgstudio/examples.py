@@ -23,7 +23,7 @@ from .model.kinds import Agent, AsyncProducerOp
 from .model.problem import gemm_problem, stream_problem
 from .model.protocol import PipelineGroupMode, is_group_op
 from .model.resource import Compute, GmemTensor, MemoryResource, TmemAccumulator
-from .model.targets import DTYPE_BYTES, SMEM_CAPACITY
+from .model.targets import DATA_ALIGN, DTYPE_BYTES, SMEM_CAPACITY
 from .model.task import Task
 from .model.ungroup import ungrouped
 
@@ -153,6 +153,8 @@ def fork_copy(num_stages: int = 4, tile_bytes: int = 8192, dtype: str = "float32
 #: The deepest chain: one loader, one task per later group and one store task, one warp each,
 #: in a block of at most 32 warps (1024 threads).
 MAX_CHAIN_GROUPS = 31
+#: The widest chain group (members per group; 31 groups of 8 make a 251-resource design).
+MAX_CHAIN_WIDTH = 16
 WARP = CooperativeGroup(Agent.Warp, 1)
 
 
@@ -195,9 +197,10 @@ def _fill_all(group, *srcs):
 
 @schedule
 def chain_load_schedule(group, a, b):
-    """The chain's head: one elected thread bulk-copies gmem_a and gmem_b into group 0."""
+    """The chain's head: one elected thread bulk-copies gmem_a and gmem_b into group 0 (a wider
+    group's members copy them in turn)."""
     with domain_loop(0, "num_tiles", 1):
-        _fill_all(group, a, b)
+        _fill_all(group, *((a, b)[i % 2] for i in range(len(group.members))))
 
 
 @schedule
@@ -220,17 +223,21 @@ def chain_store_schedule(prev, output):
         _release_all(prev)
 
 
-def _chain_tile_bytes(n_groups: int, num_stages: int, dtype: str) -> int:
+def _chain_tile_bytes(n_groups: int, num_stages: int, dtype: str, width: int = 2) -> int:
     """The largest power-of-two tile (16 B .. 4 KiB) whose buffers and barriers fit in shared memory."""
-    barriers = 3 * n_groups * num_stages * 8
+    barriers = (width + 1) * n_groups * num_stages * 8
     tile = 4096
-    while tile > 16 and 2 * n_groups * num_stages * tile + barriers + 1024 > SMEM_CAPACITY:
+
+    def buffer(t: int) -> int:  # each buffer starts on a DATA_ALIGN boundary
+        return -(-num_stages * t // DATA_ALIGN) * DATA_ALIGN
+    while tile > 16 and width * n_groups * buffer(tile) + barriers + 1024 > SMEM_CAPACITY:
         tile //= 2
     return max(tile, 16, DTYPE_BYTES.get(dtype, 4))
 
 
 def chain(n_groups: int, mode: PipelineGroupMode | str = PipelineGroupMode.Merge, num_stages: int = 4,
-          tile_bytes: int | None = None, dtype: str = "float32", num_elements: int = 1 << 22) -> Design:
+          tile_bytes: int | None = None, dtype: str = "float32", num_elements: int = 1 << 22,
+          width: int = 2) -> Design:
     """A generated design: a chain of ``n_groups`` two-member groups, each computed from the one before.
 
     Group 0 (``s0_a``, ``s0_b``) is bulk-copied from ``gmem_a`` / ``gmem_b`` by one elected
@@ -244,6 +251,14 @@ def chain(n_groups: int, mode: PipelineGroupMode | str = PipelineGroupMode.Merge
     ``tile_bytes=None`` picks the largest power-of-two tile up to 4 KiB whose stages fit in
     shared memory.  Chains exist to measure how analysis and code generation scale with the
     depth of a design, and to exercise every group mode at depth.
+
+    ``width`` > 2 makes each group ``width`` members wide (``s{k}_a``, ``s{k}_b``, ``s{k}_c`` ...),
+    member i computed as ``0.5 (p_i + p_{i+1})`` of the group before (a mean: values stay in
+    range, and with a power-of-two factor stay exact); group 0's members copy ``gmem_a`` and
+    ``gmem_b`` in turn and ``gmem_d`` sums the last group.  31 groups of 8 make a design of 251
+    resources: the scale benchmark's largest (``benchmarks/scale.py``).  Each buffer takes at least
+    ``DATA_ALIGN`` bytes, so 31 groups of 7 (220 resources) is the widest chain that fits in shared
+    memory; ``validate()`` reports a wider one (``smem.capacity``).
     """
     if isinstance(mode, str):
         try:
@@ -257,7 +272,10 @@ def chain(n_groups: int, mode: PipelineGroupMode | str = PipelineGroupMode.Merge
                           f"32-warp block)", code="examples.chain")
     if dtype not in DTYPE_BYTES:
         raise DesignError(f"chain dtype is {dtype!r}, expected one of {', '.join(DTYPE_BYTES)}", code="examples.chain")
-    tile_bytes = _chain_tile_bytes(n_groups, num_stages, dtype) if tile_bytes is None else tile_bytes
+    if isinstance(width, bool) or not isinstance(width, int) or not 2 <= width <= MAX_CHAIN_WIDTH:
+        raise DesignError(f"chain width {width!r}: expected an integer from 2 to {MAX_CHAIN_WIDTH} members per group",
+                          code="examples.chain")
+    tile_bytes = _chain_tile_bytes(n_groups, num_stages, dtype, width) if tile_bytes is None else tile_bytes
     tile = (tile_bytes // DTYPE_BYTES[dtype],)
     gmem_a, gmem_b = GmemTensor("gmem_a", dtype=dtype), GmemTensor("gmem_b", dtype=dtype)
 
@@ -269,26 +287,31 @@ def chain(n_groups: int, mode: PipelineGroupMode | str = PipelineGroupMode.Merge
                                               consumer_group=WARP)
         return MemoryResource(name, cfg, Compute("elementwise", expr), dtype, tile)
 
-    a, b = member("s0_a", None), member("s0_b", None)
-    group = PipelineGroup(name="g0", members=[a, b], mode=mode)
-    resources, deps = [gmem_a, gmem_b, a, b], {a: [gmem_a], b: [gmem_b]}
+    letters = "abcdefghijklmnop"[:width]
+    ms = [member(f"s0_{x}", None) for x in letters]
+    group = PipelineGroup(name="g0", members=ms, mode=mode)
+    resources, deps = [gmem_a, gmem_b, *ms], {m: [(gmem_a, gmem_b)[i % 2]] for i, m in enumerate(ms)}
     groups = [group]
-    tasks = [Task("load", 0, 1, [gmem_a, gmem_b], [a, b], chain_load_schedule(group, gmem_a, gmem_b))]
+    tasks = [Task("load", 0, 1, [gmem_a, gmem_b], ms, chain_load_schedule(group, gmem_a, gmem_b))]
     for k in range(1, n_groups):
-        pa, pb, prev = a, b, group
-        a = member(f"s{k}_a", f"{pa.name} + {pb.name}")
-        b = member(f"s{k}_b", f"0.5f * ({pb.name} - {pa.name})")
-        group = PipelineGroup(name=f"g{k}", members=[a, b], mode=mode)
-        resources += [a, b]
-        deps.update({a: [pa, pb], b: [pa, pb]})
+        ps, prev = ms, group
+        if width == 2:
+            pa, pb = ps
+            ms = [member(f"s{k}_a", f"{pa.name} + {pb.name}"), member(f"s{k}_b", f"0.5f * ({pb.name} - {pa.name})")]
+            deps.update({m: list(ps) for m in ms})
+        else:
+            ms = [member(f"s{k}_{x}", f"0.5f * ({ps[i].name} + {ps[(i + 1) % width].name})") for i, x in enumerate(letters)]
+            deps.update({m: [ps[i], ps[(i + 1) % width]] for i, m in enumerate(ms)})
+        group = PipelineGroup(name=f"g{k}", members=ms, mode=mode)
+        resources += ms
         groups.append(group)
-        tasks.append(Task(f"step_{k}", k, 1, [pa, pb], [a, b], chain_step_schedule(prev, group)))
-    gmem_d = GmemTensor("gmem_d", compute=Compute("store", f"{a.name} + {b.name}"), dtype=dtype)
+        tasks.append(Task(f"step_{k}", k, 1, ps, ms, chain_step_schedule(prev, group)))
+    gmem_d = GmemTensor("gmem_d", compute=Compute("store", " + ".join(m.name for m in ms)), dtype=dtype)
     resources.append(gmem_d)
-    deps[gmem_d] = [a, b]
-    tasks.append(Task("store", n_groups, 1, [a, b], [gmem_d], chain_store_schedule(group, gmem_d)))
-    return Design(f"chain_{mode.name.lower()}_{n_groups}", resources, deps, groups, tasks,
-                  stream_problem(num_elements, tile_bytes, dtype))
+    deps[gmem_d] = list(ms)
+    tasks.append(Task("store", n_groups, 1, ms, [gmem_d], chain_store_schedule(group, gmem_d)))
+    name = f"chain_{mode.name.lower()}_{n_groups}" + (f"x{width}" if width != 2 else "")
+    return Design(name, resources, deps, groups, tasks, stream_problem(num_elements, tile_bytes, dtype))
 
 
 # -- GEMM designs -----------------------------------------------------------------------------------
@@ -567,5 +590,5 @@ def example(name: str, **kwargs) -> Design:
     return CANONICAL[name](**kwargs)
 
 
-__all__ = [*CANONICAL, "CANONICAL", "MAX_CHAIN_GROUPS", "STREAMING", "TEMPLATES", "chain", "example", "template",
-           "ungrouped"]
+__all__ = [*CANONICAL, "CANONICAL", "MAX_CHAIN_GROUPS", "MAX_CHAIN_WIDTH", "STREAMING", "TEMPLATES", "chain", "example",
+           "template", "ungrouped"]

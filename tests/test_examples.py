@@ -152,3 +152,33 @@ def test_chain_values_stay_in_range_at_any_depth():
 def test_chain_rejects_what_it_cannot_build(kwargs, match):
     with pytest.raises(DesignError, match=match):
         chain(**kwargs)
+
+
+@pytest.mark.parametrize("mode", [Merge, Fork, FusedMerge])
+def test_a_wide_chain_is_valid_up_to_what_shared_memory_holds(mode):
+    """Wide chains make the scale benchmark's large designs: 31 groups of 7 fit, of 8 do not."""
+    d = chain(31, mode, width=7)
+    assert len(d.resources) == 220 and d.validate().ok, str(d.validate())
+    assert d.group("g3").member_names == tuple(f"s3_{x}" for x in "abcdefg")
+    assert d.resource("s3_g").compute.expr == "0.5f * (s2_g + s2_a)" and d.deps("s3_g") == ("s2_g", "s2_a")
+    assert d.resource("gmem_d").compute.expr == " + ".join(f"s30_{x}" for x in "abcdefg")
+    wider = chain(31, mode, width=8)
+    assert len(wider.resources) == 251 and wider.validate().codes() == ["smem.capacity"]
+
+
+def test_a_wide_chain_streams_through_the_reference():
+    np = pytest.importorskip("numpy")
+    from pgstudio.runtime.reference import reference
+    rng = np.random.default_rng(2)
+    a, b = rng.standard_normal(64).astype(np.float32), rng.standard_normal(64).astype(np.float32)
+    d = reference(chain(3, width=3), {"gmem_a": a, "gmem_b": b}, np, "float32")["gmem_d"]
+    x = [a, b, a]  # group 0 copies gmem_a, gmem_b, gmem_a
+    for _ in range(2):
+        x = [np.float32(0.5) * (x[i] + x[(i + 1) % 3]) for i in range(3)]
+    assert np.array_equal(d, x[0] + x[1] + x[2])
+
+
+@pytest.mark.parametrize("width", [1, 17, 2.0])
+def test_a_chain_width_out_of_range_is_refused(width):
+    with pytest.raises(DesignError, match=f"chain width {width!r}: expected an integer from 2 to 16"):
+        chain(3, width=width)

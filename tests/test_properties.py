@@ -19,8 +19,10 @@ GROUP_NAMES = ["ab", "cd", "grp"]
 TASK_NAMES = ["load_a", "load_b", "mma", "store", "epilogue"]
 SYMBOLS = ["num_tiles", "num_k_tiles", "n"]
 
-cgroups = st.builds(CooperativeGroup, st.sampled_from(list(Agent)), st.integers(0, 5))
-configs = st.builds(PipelineConfig, st.sampled_from(list(PipelineType)), st.integers(0, 5),
+# Random designs hold wrong designs, but only values inside the domain (model/limits.py): the
+# constructors refuse the rest, and test_limits / the fuzz suite check that refusal.
+cgroups = st.builds(CooperativeGroup, st.sampled_from(list(Agent)), st.integers(1, 5))
+configs = st.builds(PipelineConfig, st.sampled_from(list(PipelineType)), st.integers(1, 5),
                     st.sampled_from([0, 8, 16, 1024, 4096]), cgroups, cgroups)
 maybe_configs = st.one_of(st.none(), configs, configs)
 
@@ -44,8 +46,9 @@ def steps_for(names):
     step = st.builds(Step, st.sampled_from(ALL_OPS), st.sampled_from(names), st.sampled_from(VIAS),
                      st.one_of(st.none(), st.sampled_from(GROUP_NAMES)),
                      st.lists(st.tuples(st.sampled_from(["arg0", "val"]), st.sampled_from(names)), max_size=2).map(tuple))
-    bound = st.one_of(st.integers(-2, 6), st.sampled_from(SYMBOLS))
-    loop = st.builds(Loop, bound, bound, bound, st.lists(step, max_size=8).map(tuple))
+    bound = st.one_of(st.integers(0, 6), st.sampled_from(SYMBOLS))
+    stride = st.one_of(st.integers(1, 3), st.sampled_from(SYMBOLS))
+    loop = st.builds(Loop, bound, bound, stride, st.lists(step, max_size=8).map(tuple))
     return st.builds(CapturedSchedule, st.just("s"), st.lists(st.one_of(loop, step), max_size=3).map(tuple))
 
 
@@ -59,14 +62,14 @@ def designs(draw):
         groups.append(PipelineGroup.unchecked(gname, members, draw(st.sampled_from(list(PipelineGroupMode))),
                                               draw(st.one_of(st.none(), configs))))
     targets = names + [g.name for g in groups]
-    tasks = [Task.unchecked(t, draw(st.integers(0, 40)), draw(st.integers(1, 8)),
+    tasks = [Task.unchecked(t, draw(st.integers(0, 31)), draw(st.integers(1, 8)),
                             draw(st.lists(st.sampled_from(names), max_size=3, unique=True)),
                             draw(st.lists(st.sampled_from(names), max_size=3, unique=True)),
                             draw(st.one_of(st.none(), steps_for(targets))))
              for t in draw(st.lists(st.sampled_from(TASK_NAMES), max_size=4, unique=True))]
     graph = {k: draw(st.lists(st.sampled_from(names + ["ghost"]), max_size=3))
              for k in draw(st.lists(st.sampled_from(names + ["ghost"]), max_size=5, unique=True))}
-    problem = {k: draw(st.one_of(st.integers(-3, 100), st.sampled_from(["float16", "num_tiles"])))
+    problem = {k: draw(st.one_of(st.integers(0, 100), st.sampled_from(["float16", "num_tiles"])))
                for k in draw(st.lists(st.sampled_from(SYMBOLS), max_size=3, unique=True))}
     return Design("random", res, graph, groups, tasks, problem)
 

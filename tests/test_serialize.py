@@ -118,7 +118,7 @@ BAD = [
     ("group name", edit(_set(["groups", 0, "name"], "class")), "json.value", "groups[0].name: name 'class' is a reserved word"),
     ("task name", edit(_set(["tasks", 1, "name"], "load-b")), "json.value", "tasks[1].name: name 'load-b' is not an identifier"),
     ("design name", edit(_set(["name"], "my design")), "json.value", "name: name 'my design' is not an identifier"),
-    ("problem key", edit(_set(["problem", "num tiles"], 3)), "json.value", "problem.num tiles: 'num tiles' is not an identifier"),
+    ("problem key", edit(_set(["problem", "num tiles"], 3)), "json.value", "problem.\"num tiles\": name 'num tiles' is not an identifier"),
     ("problem value", edit(_set(["problem", "num_tiles"], [1])), "json.type", "problem.num_tiles: expected a number or a string"),
     ("duplicate", edit(lambda o: o["resources"].append(copy.deepcopy(o["resources"][0]))), "json.value",
      "resources[5].name: 'gmem_a' appears twice"),
@@ -158,14 +158,19 @@ def test_loading_executes_nothing(tmp_path):
     payload = f"__import__('pathlib').Path({str(marker)!r}).touch()"
     obj = base()
     obj["resources"][4]["compute"]["expr"] = payload
-    obj["tasks"][0]["schedule"]["name"] = payload
-    obj["problem"]["dtype"] = payload
     design = Design.from_json(json.dumps(obj))
     design.validate()
     design.to_json()
     assert not marker.exists()
     assert design.resource("gmem_d").compute.expr == payload  # kept as plain text
     assert isinstance(design.task("load_a").schedule, pgstudio.CapturedSchedule)
+    for plant in (lambda o: o["tasks"][0]["schedule"].__setitem__("name", payload),
+                  lambda o: o["problem"].__setitem__("dtype", payload)):
+        obj = base()
+        plant(obj)
+        with pytest.raises(DesignError):  # too long for a name: refused, never run
+            Design.from_json(json.dumps(obj))
+    assert not marker.exists()
 
 
 def test_the_loader_uses_no_pickle_eval_or_exec():

@@ -28,6 +28,7 @@ from typing import Mapping
 
 from ..model.design import Design
 from .budget import MAX_MEMORY, MAX_SECONDS, MAX_STATES, Budget, program_bytes
+from .guard import on_errors
 from .loops import executed_steps, shrink
 from .program import Program, unroll
 from .search import SearchResult, bfs, causal_slice
@@ -51,20 +52,21 @@ def check(design: Design, iterations: int | None = 4, *, inner: int | None = 2,
     if method not in METHODS:
         raise ValueError(f"check(method={method!r}): expected one of {', '.join(METHODS)}")
     budget = Budget(max_states, max_memory, max_seconds)
-    counts = shrink(design, iterations, inner, loops)
-    steps = executed_steps(design, counts.counts)
-    stages = sum(r.pipeline_config.num_stages for r in design.pipelined)
-    too_big = budget.program_too_big(steps, stages)
-    if too_big:
-        return Verdict(design.name, INCOMPLETE, seconds=time.perf_counter() - t0, method=method,
-                       loops=tuple(sorted(counts.counts.items())), max_states=max_states, reason=too_big,
-                       cause="budget")
-    program = unroll(design, iterations=iterations, inner=inner, loops=loops)
-    space = StateSpace(program)
-    left = None if max_seconds is None else max(max_seconds - (time.perf_counter() - t0), 0.0)
-    result = bfs(space, reduced=method == "reduced", max_states=max_states,
-                 max_bytes=max(max_memory - program_bytes(steps, stages), 0), max_seconds=left)
-    return verdict_of(space, result, method, budget, minimize)
+    with on_errors(design, "the checker"):
+        counts = shrink(design, iterations, inner, loops)
+        steps = executed_steps(design, counts.counts)
+        stages = sum(r.pipeline_config.num_stages for r in design.pipelined)
+        too_big = budget.program_too_big(steps, stages)
+        if too_big:
+            return Verdict(design.name, INCOMPLETE, seconds=time.perf_counter() - t0, method=method,
+                           loops=tuple(sorted(counts.counts.items())), max_states=max_states, reason=too_big,
+                           cause="budget")
+        program = unroll(design, iterations=iterations, inner=inner, loops=loops, max_steps=None)  # budget above
+        space = StateSpace(program)
+        left = None if max_seconds is None else max(max_seconds - (time.perf_counter() - t0), 0.0)
+        result = bfs(space, reduced=method == "reduced", max_states=max_states,
+                     max_bytes=max(max_memory - program_bytes(steps, stages), 0), max_seconds=left)
+        return verdict_of(space, result, method, budget, minimize)
 
 
 def verdict_of(space: StateSpace, result: SearchResult, method: str, budget: Budget | None = None,

@@ -96,6 +96,10 @@ def parse_expr(text: str, operands: Sequence[str]) -> Expr:
         raise _fail(text[:40] + "...", f"is {len(text)} characters long, at most {MAX_CHARS} are allowed", operands)
     if not text.strip():
         raise _fail(text, "is empty", operands)
+    odd = next((c for c in text if c in "#\\" or not " " <= c <= "~"), None)
+    if odd is not None:  # '#' starts a Python comment, '\\' joins lines: text the grammar would not see
+        raise _fail(text, f"holds {odd!r} (comments, line breaks and non-ASCII text are no part of an expression)",
+                    operands)
     clean = _FLOAT_F.sub(r"\1", text)
     try:
         tree = ast.parse(clean.strip(), mode="eval").body

@@ -25,12 +25,10 @@ from ..model.group import PipelineGroup
 from ..model.kinds import Op, Role, Side, Verb
 from ..model.protocol import ARRIVER, arrives_on, arrives_once, expects_tx, member_actions
 from ..model.resource import Memory, Resource
-from ..model.targets import ARCHES, DTYPE_BYTES, SMEM_CAPACITY, smem_capacity
+from ..model.targets import ARCHES, DATA_ALIGN, DTYPE_BYTES, SMEM_CAPACITY, smem_capacity
 
 #: Bytes of one mbarrier.
 BARRIER_BYTES = 8
-#: Data buffers are aligned for 128-byte-swizzled TMA tiles.
-DATA_ALIGN = 1024
 
 
 @dataclass(frozen=True)

@@ -21,14 +21,20 @@ import math
 from dataclasses import dataclass
 from typing import Mapping
 
+from ..errors import DesignError
 from ..model.design import Design
 from ..model.kinds import OpKind, Who
 from ..model.protocol import START_PHASE
 from ..model.schedule import Step
 from ..model.targets import DTYPE_BYTES
 from .layout import BarrierLayout, barrier_layout
-from .loops import loop_counts, shrink, trip_count
+from .loops import executed_steps, loop_counts, shrink, trip_count
 from .resolve import ResolvedLoop, ResolvedStep, TaskPlan, resolve
+
+#: Executed steps one unrolled program may hold: far above what a picture or a checker run needs
+#: (a 256-resource chain over 8 iterations is about 10^4), far below what fills a notebook's memory
+#: (a file may name a billion k tiles, and the simulator keeps their real count by default).
+MAX_UNROLLED_STEPS = 1 << 16
 
 #: Bytes per element of the supported dtypes.
 
@@ -279,19 +285,26 @@ class _Unroller:
 
 
 def unroll(design: Design, counts: Mapping[str, int] | None = None, layout: BarrierLayout | None = None, *,
-           iterations: int | None = 4, inner: int | None = 2, loops: Mapping[str, int] | None = None) -> Program:
+           iterations: int | None = 4, inner: int | None = 2, loops: Mapping[str, int] | None = None,
+           max_steps: int | None = MAX_UNROLLED_STEPS) -> Program:
     """Every task's steps over the chosen loop counts (``counts``: from ``loops.shrink`` by default,
-    whose caveats the program keeps)."""
+    whose caveats the program keeps).  A program of more than ``max_steps`` executed steps is
+    refused before it is built (the checker passes None: its own budget answers INCOMPLETE)."""
     layout = layout or barrier_layout(design)
     caveats: tuple[str, ...] = ()
     if counts is None:
         shrunk = shrink(design, iterations, inner, loops)
         counts, caveats = shrunk.counts, shrunk.caveats
+    steps = executed_steps(design, counts) if max_steps is not None else 0  # counted before anything is built
+    if max_steps is not None and steps > max_steps:
+        raise DesignError(f"design {design.name!r}: unrolled, its tasks would execute {steps} steps, more than "
+                          f"{max_steps} (loop counts: {', '.join(f'{k}={v}' for k, v in counts.items()) or 'none'})",
+                          code="analysis.size", hint="run fewer iterations, or cap inner loops (inner=..., --inner)")
     plans = resolve(design, layout)
     u = _Unroller(design, layout, counts)
     runs = tuple(u.task(t, plans[t.name]) for t in design.tasks)
     return Program(design, layout, dict(counts), tuple(t.name for t in design.tasks), runs, u.roots, caveats)
 
 
-__all__ = ["Act", "DTYPE_BYTES", "Program", "StepRun", "buffer_roots", "loop_counts", "tile_bytes", "trip_count",
+__all__ = ["Act", "DTYPE_BYTES", "MAX_UNROLLED_STEPS", "Program", "StepRun", "buffer_roots", "loop_counts", "tile_bytes", "trip_count",
            "unroll"]

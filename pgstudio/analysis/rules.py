@@ -111,10 +111,13 @@ def rule_tasks(d: Design) -> Iterator[Diagnostic]:
     for t in d.tasks:
         for w in t.warps:
             if w in used:
-                free = max(x.warp_idx + x.num_warps for x in d.tasks if x.name != t.name)
+                free = _free_warps(d, t)
+                where = (f"move {t.name!r} to warps starting at {free}" if free is not None else
+                         f"no {t.num_warps} free warps are left in the block: give {t.name!r} or another task fewer warps")
                 yield error("task.warps", f"tasks {used[w]!r} and {t.name!r} both use warp {w}; warp ranges must not overlap",
-                            (used[w], t.name), f"move {t.name!r} to warps starting at {free}",
-                            [fix(f"move task {t.name} to warp {free}", "set_task", t.name, warp_idx=free)])
+                            (used[w], t.name), where,
+                            [fix(f"move task {t.name} to warp {free}", "set_task", t.name, warp_idx=free)]
+                            if free is not None else [])
                 break
         for w in t.warps:
             used.setdefault(w, t.name)
@@ -125,6 +128,13 @@ def rule_tasks(d: Design) -> Iterator[Diagnostic]:
     if d.num_warps > MAX_WARPS:
         yield error("task.warps", f"tasks span {d.num_warps} warps, expected at most {MAX_WARPS} (1024 threads per block)",
                     tuple(t.name for t in d.tasks), "use fewer warps per task")
+
+
+def _free_warps(d: Design, task) -> int | None:
+    """The first warp where ``task``'s warps fit in the block beside every other task, or None."""
+    taken = {w for x in d.tasks if x.name != task.name for w in x.warps}
+    return next((s for s in range(MAX_WARPS - task.num_warps + 1)
+                 if not taken & set(range(s, s + task.num_warps))), None)
 
 
 def _rederive(d: Design, diags: Iterator[Diagnostic]) -> Iterator[Diagnostic]:

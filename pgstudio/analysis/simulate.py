@@ -31,6 +31,7 @@ from ..model.design import Design
 from ..model.resource import Memory
 from . import mbarrier
 from .cost import H200, CostModel
+from .guard import on_errors
 from .mbarrier import Mbarrier
 from .program import Act, Program, StepRun, unroll
 from .timeline import ARRIVE, BLOCKED, PHASE_FLIP, SYNC, WORK, Event, Timeline
@@ -226,7 +227,8 @@ def simulate(design: Design, iterations: int = 8, *, inner: int | None = None, l
              cost: CostModel = H200) -> Timeline:
     """Simulate ``design`` over ``iterations`` of its outermost loops (inner loops run their real
     count unless ``inner`` is given; ``loops`` sets symbols outright) with ``cost``."""
-    return Simulator(design, iterations, inner=inner, loops=loops, cost=cost).run()
+    with on_errors(design, "the simulator"):
+        return Simulator(design, iterations, inner=inner, loops=loops, cost=cost).run()
 
 
 __all__ = ["Simulator", "Snapshot", "simulate"]

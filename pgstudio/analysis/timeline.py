@@ -58,7 +58,19 @@ class Timeline:
         return tuple(t[0] for t in self.tasks) or tuple(dict.fromkeys(e.task for e in self.events))
 
     def lane(self, task: str) -> tuple[Event, ...]:
-        return tuple(e for e in self.events if e.task == task)
+        return self.by_lane().get(task, ())
+
+    def by_lane(self) -> dict[str, tuple[Event, ...]]:
+        """Every lane's events, grouped in one pass and kept (a timeline is immutable; asking
+        each lane to scan every event made the picture of a large design quadratic)."""
+        lanes = self.__dict__.get("_by_lane")
+        if lanes is None:
+            grouped: dict[str, list[Event]] = {}
+            for e in self.events:
+                grouped.setdefault(e.task, []).append(e)
+            lanes = {k: tuple(v) for k, v in grouped.items()}
+            object.__setattr__(self, "_by_lane", lanes)
+        return lanes
 
     def blocked(self, task: str | None = None) -> tuple[Event, ...]:
         return tuple(e for e in self.events if e.kind == BLOCKED and (task is None or e.task == task))
@@ -79,6 +91,13 @@ class Timeline:
     def period(self, task: str | None = None) -> float:
         """Steady-state time per iteration: the median gap between successive iteration starts of
         ``task`` (default: the lane with the most iterations), skipping the first quarter (fill)."""
+        period = self.__dict__.get("_period", {}).get(task)
+        if period is None:
+            period = self._period(task)
+            object.__setattr__(self, "_period", {**self.__dict__.get("_period", {}), task: period})
+        return period
+
+    def _period(self, task: str | None) -> float:
         lanes = [task] if task else list(self.lanes)
         best: list[float] = []
         for name in lanes:

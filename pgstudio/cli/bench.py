@@ -11,7 +11,7 @@ import argparse
 from ..runtime._cupy import require_gpu
 from ..runtime.bench import benchmark
 from ..runtime.executor import NAMES
-from ._common import design_argument, load_design
+from ._common import MAX_ELEMENTS, count, design_argument, load_design, positive_number
 
 NAME = "bench"
 HELP = "verify and time a design against its ungrouped twin, CuPy and a device copy (GPU)"
@@ -19,9 +19,10 @@ HELP = "verify and time a design against its ungrouped twin, CuPy and a device c
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     design_argument(p)
-    p.add_argument("--n", type=int, help="elements per tensor (default: the design's num_elements)")
-    p.add_argument("--rounds", type=int, default=30, help="interleaved timed runs of every variant")
-    p.add_argument("--budget-ms", type=float, default=1000.0, help="watchdog budget of every barrier wait")
+    p.add_argument("--n", type=count(1, MAX_ELEMENTS), help="elements per tensor (default: the design's num_elements)")
+    p.add_argument("--rounds", type=count(1, 10_000), default=30, help="interleaved timed runs of every variant")
+    p.add_argument("--budget-ms", type=positive_number(600_000), default=1000.0,
+                   help="watchdog budget of every barrier wait")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--executor", choices=NAMES, help="where the kernels run: a GPU worker process (embedded, the "
                    "default), this process (inline, for debugging) or Ray")

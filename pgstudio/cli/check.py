@@ -18,7 +18,7 @@ from ..analysis.layout import barrier_layout, smem_layout
 from ..analysis.validate import diagnostics
 from ..errors import DesignError
 from ..model.diagnostic import warning
-from ._common import design_argument, load_design
+from ._common import MAX_ITERATIONS, count, design_argument, load_design, positive_number
 
 NAME = "check"
 
@@ -38,13 +38,18 @@ HELP = "validate a design file: diagnostics, the exhaustive checker's verdict, t
 def add_arguments(p: argparse.ArgumentParser) -> None:
     design_argument(p)
     p.add_argument("--exhaustive", action="store_true", help="also run the exhaustive deadlock / race checker")
-    p.add_argument("--iterations", type=int, default=4, help="iterations of the outermost loops the checker explores")
-    p.add_argument("--inner", type=int, default=2, help="iterations of inner loops (k tiles) the checker explores")
+    p.add_argument("--iterations", type=count(1, MAX_ITERATIONS), default=4,
+                   help="iterations of the outermost loops the checker explores")
+    p.add_argument("--inner", type=count(1, MAX_ITERATIONS), default=2,
+                   help="iterations of inner loops (k tiles) the checker explores")
     p.add_argument("--method", choices=METHODS, default="reduced",
                    help="reduced: partial-order reduced search (default); bfs: the plain search")
-    p.add_argument("--max-states", type=int, default=MAX_STATES, help="state cap; reaching it gives INCOMPLETE")
-    p.add_argument("--max-seconds", type=float, default=MAX_SECONDS, help="time budget of the checker, in seconds")
-    p.add_argument("--max-memory", type=int, default=MAX_MEMORY >> 20, help="memory budget of the checker, in MB")
+    p.add_argument("--max-states", type=count(1, 50 * MAX_STATES), default=MAX_STATES,
+                   help="state cap; reaching it gives INCOMPLETE")
+    p.add_argument("--max-seconds", type=positive_number(24 * 3600.0), default=MAX_SECONDS,
+                   help="time budget of the checker, in seconds")
+    p.add_argument("--max-memory", type=count(1, 1 << 20), default=MAX_MEMORY >> 20,
+                   help="memory budget of the checker, in MB")
 
 
 NOT_RUN = "checker: not run: fix the errors above first"

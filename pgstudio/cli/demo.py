@@ -22,6 +22,7 @@ from ..model.targets import ARCHES
 from ..runtime._cupy import gpu_available
 from ..runtime.bench import benchmark
 from ..runtime.compile import compile_cubin
+from ._common import output_folder, write_output
 from .render import write_pictures
 
 NAME = "demo"
@@ -46,7 +47,7 @@ def analyse(name: str, design: Design, out: Path) -> bool:
     print(smem_layout(design).report())
     saved = twin_layout.num_barriers - layout.num_barriers
     print(f"grouped {layout.num_barriers} barriers vs ungrouped {twin_layout.num_barriers} ({saved} saved)")
-    (out / f"{name}.json").write_text(design.to_json())
+    write_output(out / f"{name}.json", design.to_json())
     print(f"checker: {check(design, 8).summary()}")
     tl = simulate(design, iterations=8, inner=4)
     print(f"simulated (8 iterations, inner loops 4, H200 cost model): {tl.end:.0f} ns, period {tl.period():.0f} ns")
@@ -67,7 +68,7 @@ def kernel(name: str, design: Design, out: Path) -> None:
     """Write the kernel; benchmark it on a GPU, else compile it for every architecture."""
     src = emit(design)
     path = out / f"{name}.cu"
-    path.write_text(src.code)
+    write_output(path, src.code)
     print(f"kernel: wrote {path} ({len(src.code.splitlines())} lines)")
     if gpu_available():
         print(benchmark(design, rounds=10, progress=False))
@@ -83,8 +84,7 @@ def kernel(name: str, design: Design, out: Path) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = output_folder(args.out)
     status = 0
     said: set[str] = set()
     for name, build in examples.CANONICAL.items():

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ..codegen.kernel import emit
 from ..model.targets import ARCHES
-from ._common import design_argument, load_design
+from ._common import design_argument, load_design, write_output
 
 NAME = "emit"
 HELP = "write a design's warp-specialised CUDA kernel (.cu)"
@@ -24,8 +24,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     design = load_design(args.design)
     src = emit(design, arch=args.arch, validate=not args.no_validate)
-    out = Path(args.out) if args.out else Path(args.design).with_suffix(".cu")
-    out.write_text(src.code)
+    out = write_output(Path(args.out) if args.out else Path(args.design).with_suffix(".cu"), src.code, keep=args.design)
     print(f"wrote {out}: kernel {src.entry}, {len(src.code.splitlines())} lines, block {src.block[0]} threads, "
           f"{src.smem_bytes} B shared memory, {len(design.tasks)} task branches")
     return 0

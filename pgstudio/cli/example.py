@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
-
 from .. import examples
+from ._common import write_output
 
 NAME = "example"
 HELP = "list canonical designs or write one as JSON"
@@ -25,7 +24,7 @@ def run(args: argparse.Namespace) -> int:
     if args.ungrouped:
         design = examples.ungrouped(design)
     if args.out:
-        Path(args.out).write_text(design.to_json())
+        write_output(args.out, design.to_json())
         print(f"wrote {args.out}")
     else:
         print(design.to_json())

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from ..errors import PgStudioError
+from ._common import count
 
 NAME = "lab"
 HELP = "open JupyterLab on the teaching notebooks (the studio is in 00_studio)"
@@ -16,7 +17,7 @@ HELP = "open JupyterLab on the teaching notebooks (the studio is in 00_studio)"
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("folder", nargs="?", default="notebooks", help="folder to open (default: notebooks)")
-    p.add_argument("--port", type=int, default=None, help="port for the server (default: JupyterLab's)")
+    p.add_argument("--port", type=count(1, 65535), default=None, help="port for the server (default: JupyterLab's)")
 
 
 def run(args: argparse.Namespace) -> int:

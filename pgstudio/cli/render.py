@@ -15,7 +15,7 @@ from typing import Any
 from ..analysis.simulate import simulate
 from ..errors import PgStudioError
 from ..render import barrier_figure, comparison_figure, dependency_graph, timeline_figure, to_png, to_svg
-from ._common import design_argument, load_design
+from ._common import MAX_ITERATIONS, count, design_argument, load_design, output_folder, write_output
 
 NAME = "render"
 HELP = "draw a design: dependency graph, barrier layout and timeline (SVG + PNG)"
@@ -33,16 +33,14 @@ def simulated(design: Any, iterations: int, inner: int = 4) -> tuple[Any, str]:
 def write_pictures(design: Any, out: Path, *, iterations: int = 8, inner: int = 4, png: bool = True,
                    highlight: str | None = None) -> tuple[list[Path], list[str]]:
     """Draw and write every picture of ``design`` into ``out``; return (files written, notes)."""
-    out.mkdir(parents=True, exist_ok=True)
+    out = output_folder(out)
     written: list[Path] = []
     notes: list[str] = []
 
     def save(stem: str, svg: str, png_bytes: Any) -> None:
-        (out / f"{stem}.svg").write_text(svg)
-        written.append(out / f"{stem}.svg")
+        written.append(write_output(out / f"{stem}.svg", svg))
         if png:
-            (out / f"{stem}.png").write_bytes(png_bytes())
-            written.append(out / f"{stem}.png")
+            written.append(write_output(out / f"{stem}.png", png_bytes()))
 
     graph = dependency_graph(design, highlight=highlight)
     save("graph", graph.pipe(format="svg").decode(), lambda: graph.pipe(format="png"))
@@ -66,16 +64,15 @@ def write_pictures(design: Any, out: Path, *, iterations: int = 8, inner: int = 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     design_argument(p)
     p.add_argument("--out", default="pgstudio-pictures", help="folder for the pictures (created if missing)")
-    p.add_argument("--iterations", type=int, default=8, help="outer-loop iterations of the simulated timeline")
-    p.add_argument("--inner", type=int, default=4, help="iterations of each inner loop (e.g. a GEMM's k tiles)")
+    p.add_argument("--iterations", type=count(1, MAX_ITERATIONS), default=8,
+                   help="outer-loop iterations of the simulated timeline")
+    p.add_argument("--inner", type=count(1, MAX_ITERATIONS), default=4,
+                   help="iterations of each inner loop (e.g. a GEMM's k tiles)")
     p.add_argument("--no-png", action="store_true", help="write SVG only")
     p.add_argument("--highlight", help="name of a resource, group or task to mark in the graph")
 
 
 def run(args: argparse.Namespace) -> int:
-    for flag in ("iterations", "inner"):
-        if getattr(args, flag) < 1:
-            raise PgStudioError(f"--{flag} is {getattr(args, flag)}, expected at least 1")
     design = load_design(args.design)
     names = [x.name for x in (*design.resources, *design.groups, *design.tasks)]
     if args.highlight and args.highlight not in names:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 
 from ..analysis.simulate import simulate
 from ..codegen.instrument import Instrument
@@ -18,7 +17,7 @@ from ..render.timeline import timeline_figure
 from ..runtime._cupy import require_gpu
 from ..runtime.executor import NAMES
 from ..runtime.trace import chrome_trace, trace
-from ._common import design_argument, load_design
+from ._common import MAX_ELEMENTS, MAX_ITERATIONS, count, design_argument, load_design, output_file, write_output
 
 NAME = "trace"
 HELP = "run a design's instrumented kernel and write its measured timeline as trace JSON"
@@ -29,17 +28,21 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", default="trace.json", help="Chrome / Perfetto trace JSON to write")
     p.add_argument("--png", help="also save the timeline picture of the first block here")
     p.add_argument("--simulate", action="store_true", help="the simulator's timeline instead of a GPU run")
-    p.add_argument("--iterations", type=int, default=8, help="iterations to simulate (with --simulate)")
-    p.add_argument("--blocks", type=int, default=2, help="blocks whose tasks stamp their steps")
-    p.add_argument("--capacity", type=int, default=512, help="step records kept per task lane")
-    p.add_argument("--n", type=int, help="elements per tensor (default: the design's num_elements)")
-    p.add_argument("--blocks-per-sm", type=int, help="blocks per SM (default: as many as fit)")
+    p.add_argument("--iterations", type=count(1, MAX_ITERATIONS), default=8,
+                   help="iterations to simulate (with --simulate)")
+    p.add_argument("--blocks", type=count(1, 1 << 16), default=2, help="blocks whose tasks stamp their steps")
+    p.add_argument("--capacity", type=count(1, 1 << 16), default=512, help="step records kept per task lane")
+    p.add_argument("--n", type=count(1, MAX_ELEMENTS), help="elements per tensor (default: the design's num_elements)")
+    p.add_argument("--blocks-per-sm", type=count(1, 64), help="blocks per SM (default: as many as fit)")
     p.add_argument("--executor", choices=NAMES, help="where the kernel runs: a GPU worker process (embedded, the "
                    "default), this process (inline, for debugging) or Ray")
 
 
 def run(args: argparse.Namespace) -> int:
     design = load_design(args.design)
+    for path in (args.out, args.png):  # a bad path is said before the kernel runs, not after
+        if path:
+            output_file(path)
     if args.simulate:
         timelines = [simulate(design, args.iterations)]
         doc = chrome_trace(timelines)
@@ -61,9 +64,9 @@ def run(args: argparse.Namespace) -> int:
         print(tr.summary())
         for tl in timelines:
             print(tl.summary())
-    Path(args.out).write_text(json.dumps(doc))
+    write_output(args.out, json.dumps(doc), keep=args.design)
     print(f"wrote {args.out} ({len(doc['traceEvents'])} trace events; open it in ui.perfetto.dev or chrome://tracing)")
     if args.png:
-        Path(args.png).write_bytes(to_png(timeline_figure(timelines[0])))
+        write_output(args.png, to_png(timeline_figure(timelines[0])), keep=args.design)
         print(f"wrote {args.png}")
     return 0

@@ -28,6 +28,7 @@ from typing import Any, Mapping
 
 from ..analysis.build import StreamPlan, TaskCode, is_mma_design, plan_stream
 from ..analysis.expr import FUNCTIONS
+from ..analysis.guard import on_errors
 from ..analysis.validate import require_valid
 from ..errors import CompileError
 from ..model.design import Design
@@ -90,11 +91,12 @@ def emit(design: Design, *, arch: str = "sm_90a", validate: bool = True, watchdo
                            f"{design.name!r} is a streaming design")
     if validate:
         require_valid(design, arch)
-    if mma:
-        return emit_gemm(design, arch=arch, validate=False, **gemm_options)  # validated above when asked
-    plan = plan_stream(design).require(design.name, arch)
-    return _Kernel(plan, arch, watchdog, {k: knobs.get(k, vals[0]) for k, vals in TUNING.items()},
-                   instrument).source()
+    with on_errors(design, "the code generator"):  # validate=False: a design with errors may leave nothing to build
+        if mma:
+            return emit_gemm(design, arch=arch, validate=False, **gemm_options)  # validated above when asked
+        plan = plan_stream(design).require(design.name, arch)
+        return _Kernel(plan, arch, watchdog, {k: knobs.get(k, vals[0]) for k, vals in TUNING.items()},
+                       instrument).source()
 
 
 class _Kernel:

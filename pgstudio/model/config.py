@@ -3,8 +3,10 @@
 A ``PipelineConfig`` describes one pipelined resource as if it stood alone: its type, stage
 count, bytes landing per stage and who produces / consumes it.  Build it through the six
 ``create_*_pipeline_cfg`` factories (keyword-only, as in TS); they check the config and raise
-``DesignError`` naming the field.  The dataclass itself does not check, so a file or the studio
-can hold a wrong config and ``Design.validate()`` can report it with everything else.
+``DesignError`` naming the field.  The dataclasses check only the value domain (``limits``:
+stages, bytes and group sizes in range), so that every config that exists can be laid out and
+run; the tma alignment rule is a diagnostic, so a file or the studio can hold such a config and
+``Design.validate()`` can report it with everything else.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Callable, ClassVar, Iterator
 from ..errors import DesignError
 from .diagnostic import Diagnostic, error, raise_first
 from .kinds import Agent, AsyncProducerOp, OpKind, PipelineType
+from .limits import MAX_STAGE_BYTES, MAX_STAGES, MAX_THREADS, MAX_WARPS, check_whole
 
 #: Bytes a tma bulk copy moves must be a multiple of this (cp.async.bulk granularity).
 TMA_BYTES_ALIGN = 16
@@ -30,11 +33,6 @@ def _coerce(enum: type, value: object, what: str):
                           hint=f"use {enum.__name__}.<name>") from None
 
 
-def _is_int(value: object) -> bool:
-    """A whole number that is not a bool (True would silently mean 1)."""
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
 @dataclass(frozen=True)
 class CooperativeGroup:
     """``size`` threads or warps that act together on one side of a pipeline."""
@@ -45,6 +43,9 @@ class CooperativeGroup:
     def __post_init__(self) -> None:
         # "Warp" must count 32 threads whether it came as the enum or as its string (files, studio).
         object.__setattr__(self, "agent", _coerce(Agent, self.agent, "cooperative group agent"))
+        high = MAX_WARPS if self.agent is Agent.Warp else MAX_THREADS
+        check_whole(self.size, f"cooperative group size ({self.agent.value})", 1, high, "config.group_size",
+                    f"give CooperativeGroup(Agent.{self.agent.value}, n) with 1 <= n <= {high} (one block)")
 
     @property
     def num_threads(self) -> int:
@@ -93,6 +94,16 @@ class PipelineConfig:
         object.__setattr__(self, "pipeline_type", _coerce(PipelineType, self.pipeline_type, "pipeline_type"))
         object.__setattr__(self, "async_producer_op",
                            _coerce(AsyncProducerOp, self.async_producer_op, "async_producer_op"))
+        check_whole(self.num_stages, "num_stages", 1, MAX_STAGES, "config.num_stages",
+                    "give num_stages=2 or more to overlap producer and consumer")
+        check_whole(self.num_bytes, "num_bytes", 0, MAX_STAGE_BYTES, "config.num_bytes",
+                    "give the bytes that land in one stage")
+        for side in ("producer", "consumer"):
+            grp = self.group(side)
+            if not isinstance(grp, CooperativeGroup):
+                raise DesignError(f"{self.pipeline_type}: {side}_group is {grp!r}, expected a CooperativeGroup",
+                                  code="config.group_size", hint=f"give {side}_group=CooperativeGroup(Agent.Thread, n) "
+                                  f"or CooperativeGroup(Agent.Warp, n)")
 
     @property
     def producer_kind(self) -> OpKind:
@@ -121,29 +132,16 @@ class PipelineConfig:
 
 
 def check_config(cfg: PipelineConfig, owner: str = "config") -> Iterator[Diagnostic]:
-    """Structural rules of one config: stages, bytes, group sizes."""
+    """Rules of one config beyond its value domain (which the constructor checks): a tma
+    producer's bytes."""
     where = (owner,) if owner != "config" else ()
     label = f"resource {owner!r}" if where else "pipeline config"
-    if not _is_int(cfg.num_stages) or cfg.num_stages < 1:
-        yield error("config.num_stages",
-                    f"{label}: num_stages is {cfg.num_stages!r}, expected an integer >= 1",
-                    where, "give num_stages=2 or more to overlap producer and consumer")
-    if not _is_int(cfg.num_bytes) or cfg.num_bytes < 0:
-        yield error("config.num_bytes",
-                    f"{label}: num_bytes is {cfg.num_bytes!r}, expected an integer >= 0",
-                    where, "give the bytes that land in one stage")
-    elif cfg.producer_kind is OpKind.TMA and (cfg.num_bytes <= 0 or cfg.num_bytes % TMA_BYTES_ALIGN):
+    if cfg.producer_kind is OpKind.TMA and (cfg.num_bytes <= 0 or cfg.num_bytes % TMA_BYTES_ALIGN):
         yield error("config.tma_bytes",
                     f"{label} ({cfg.pipeline_type}): num_bytes is {cfg.num_bytes}, expected a "
                     f"positive multiple of {TMA_BYTES_ALIGN} (a tma producer's copy completes "
                     f"the full barrier's transaction bytes)",
                     where, f"round num_bytes up to a multiple of {TMA_BYTES_ALIGN}")
-    for side in ("producer", "consumer"):
-        grp = cfg.group(side)
-        if not _is_int(grp.size) or grp.size < 1:
-            yield error("config.group_size",
-                        f"{label}: {side}_group size is {grp.size!r}, expected an integer >= 1",
-                        where, f"give {side}_group=CooperativeGroup(Agent.Thread, n) with n >= 1")
 
 
 def _default_group(kind: OpKind) -> CooperativeGroup:
@@ -153,10 +151,6 @@ def _default_group(kind: OpKind) -> CooperativeGroup:
 def _make(ptype: PipelineType, num_stages: int, num_bytes: int,
           producer_group: CooperativeGroup | None, consumer_group: CooperativeGroup | None,
           async_producer_op: AsyncProducerOp = AsyncProducerOp.AsyncThread) -> PipelineConfig:
-    for side, grp in (("producer", producer_group), ("consumer", consumer_group)):
-        if grp is not None and not isinstance(grp, CooperativeGroup):
-            raise DesignError(f"{ptype}: {side}_group is {grp!r}, expected a CooperativeGroup", code="config.group_size",
-                              hint=f"give {side}_group=CooperativeGroup(Agent.Thread, n) or CooperativeGroup(Agent.Warp, n)")
     cfg = PipelineConfig(
         pipeline_type=ptype, num_stages=num_stages, num_bytes=num_bytes,
         producer_group=producer_group or _default_group(ptype.producer_kind),

@@ -15,7 +15,12 @@ from typing import Any, Iterable, Mapping
 
 from ..errors import DesignError
 from .group import PipelineGroup
-from .names import check_name
+from .limits import (MAX_DESIGN_STEPS, MAX_GROUPS, MAX_NAME_CHARS, MAX_PROBLEM_ENTRIES, MAX_RESOURCES, MAX_TASKS,
+                     check_count)
+from .lookup import index_of
+from .names import check_name, check_word
+from .problem import HINT as PROBLEM_HINT
+from .problem import entry_problem
 from .resource import Resource
 from .serialize import design_from_json, design_to_json
 from .targets import DEFAULT_TARGETS
@@ -49,62 +54,60 @@ class Design:
         object.__setattr__(self, "graph", tuple((_nm(k), tuple(_nm(d) for d in deps)) for k, deps in items))
         object.__setattr__(self, "groups", tuple(groups))
         object.__setattr__(self, "tasks", tuple(tasks))
-        object.__setattr__(self, "problem", tuple((str(k), v) for k, v in problem_items))
+        object.__setattr__(self, "problem", tuple((k, v) for k, v in problem_items))
         # a bare string would become its characters: take it as one target (the rule checks names)
         object.__setattr__(self, "targets", (targets,) if isinstance(targets, str) else tuple(targets))
         for r in self.resources:
             if not isinstance(r, Resource):
                 raise DesignError(f"design {name!r}: {r!r} is not a resource", code="design.resources",
                                   hint="pass GmemTensor / MemoryResource / TmemAccumulator objects")
+        _check_sizes(self)
 
-    # -- lookups ----------------------------------------------------------------------------
+    # -- lookups (O(1): model.lookup indexes the design once) --------------------------------
     def resource(self, name: str) -> Resource:
-        for r in self.resources:
-            if r.name == name:
-                return r
-        raise DesignError(f"design {self.name!r} has no resource {name!r}; resources: "
-                          f"{', '.join(r.name for r in self.resources) or 'none'}", code="design.lookup")
+        r = index_of(self).resources.get(name)
+        if r is None:
+            raise DesignError(f"design {self.name!r} has no resource {name!r}; resources: "
+                              f"{', '.join(r.name for r in self.resources) or 'none'}", code="design.lookup")
+        return r
 
     def group(self, name: str) -> PipelineGroup:
-        for g in self.groups:
-            if g.name == name:
-                return g
-        raise DesignError(f"design {self.name!r} has no group {name!r}; groups: "
-                          f"{', '.join(g.name for g in self.groups) or 'none'}", code="design.lookup")
+        g = index_of(self).groups.get(name)
+        if g is None:
+            raise DesignError(f"design {self.name!r} has no group {name!r}; groups: "
+                              f"{', '.join(g.name for g in self.groups) or 'none'}", code="design.lookup")
+        return g
 
     def task(self, name: str) -> Task:
-        for t in self.tasks:
-            if t.name == name:
-                return t
-        raise DesignError(f"design {self.name!r} has no task {name!r}; tasks: "
-                          f"{', '.join(t.name for t in self.tasks) or 'none'}", code="design.lookup")
+        t = index_of(self).tasks.get(name)
+        if t is None:
+            raise DesignError(f"design {self.name!r} has no task {name!r}; tasks: "
+                              f"{', '.join(t.name for t in self.tasks) or 'none'}", code="design.lookup")
+        return t
 
     def has_resource(self, name: str) -> bool:
-        return any(r.name == name for r in self.resources)
+        return name in index_of(self).resources
 
     def group_of(self, resource: str) -> PipelineGroup | None:
         """The (first) group that lists ``resource`` as a member."""
-        for g in self.groups:
-            if resource in g.member_names:
-                return g
-        return None
+        return index_of(self).group_of.get(resource)
 
     def deps(self, resource: str) -> tuple[str, ...]:
         """The resources ``resource`` is computed from."""
-        return dict(self.graph).get(resource, ())
+        return index_of(self).deps.get(resource, ())
 
     def dependents(self, resource: str) -> tuple[str, ...]:
-        return tuple(k for k, deps in self.graph if resource in deps)
+        return tuple(index_of(self).dependents.get(resource, ()))
 
     def producers(self, resource: str) -> tuple[Task, ...]:
-        return tuple(t for t in self.tasks if resource in t.dst_resources)
+        return tuple(index_of(self).producers.get(resource, ()))
 
     def consumers(self, resource: str) -> tuple[Task, ...]:
-        return tuple(t for t in self.tasks if resource in t.src_resources)
+        return tuple(index_of(self).consumers.get(resource, ()))
 
     @property
     def pipelined(self) -> tuple[Resource, ...]:
-        return tuple(r for r in self.resources if r.pipeline_config is not None)
+        return index_of(self).pipelined
 
     @property
     def problem_dict(self) -> dict[str, Any]:
@@ -201,3 +204,28 @@ class Design:
 
     def __str__(self) -> str:
         return self.summary()
+
+
+def _check_sizes(d: Design) -> None:
+    """The value domain of a whole design (``limits``): counts, problem values, graph names."""
+    for what, items, high in (("resources", d.resources, MAX_RESOURCES), ("groups", d.groups, MAX_GROUPS),
+                              ("tasks", d.tasks, MAX_TASKS), ("graph entries", d.graph, MAX_RESOURCES),
+                              ("problem entries", d.problem, MAX_PROBLEM_ENTRIES)):
+        check_count(len(items), f"design {d.name!r}: {what}", high)
+    for g in d.groups:
+        if not isinstance(g, PipelineGroup):
+            raise DesignError(f"design {d.name!r}: {g!r} is not a PipelineGroup", code="design.groups")
+    for t in d.tasks:
+        if not isinstance(t, Task):
+            raise DesignError(f"design {d.name!r}: {t!r} is not a Task", code="design.tasks")
+    steps = sum(t.schedule.size for t in d.tasks if t.schedule is not None)
+    check_count(steps, f"design {d.name!r}: schedule steps of all tasks", MAX_DESIGN_STEPS)
+    for key, deps in d.graph:
+        check_count(len(deps), f"design {d.name!r}: dependencies of {key[:MAX_NAME_CHARS]!r}", MAX_RESOURCES)
+        for x in (key, *deps):
+            check_word(x, f"design {d.name!r}: graph name", "graph.unknown")
+    for key, value in d.problem:
+        problem = entry_problem(key, value)
+        if problem:
+            raise DesignError(f"design {d.name!r}: problem entry {key!r}: {problem}", code="design.problem",
+                              hint=PROBLEM_HINT)

@@ -16,6 +16,7 @@ from .config import CooperativeGroup, PipelineConfig
 from .diagnostic import raise_first
 from .group_rules import alias_roots, check_group, merged_num_bytes
 from .kinds import OpKind, PipelineType, Side
+from .limits import MAX_RESOURCES, check_count
 from .names import check_name
 from .protocol import PipelineGroupMode
 from .resource import Resource
@@ -82,6 +83,7 @@ class PipelineGroup(SyncSteps):
         if isinstance(members, (str, Resource)) or not all(isinstance(m, Resource) for m in members):
             raise DesignError(f"group {name!r}: members must be a list of resource objects, got {members!r}",
                               code="group.members", hint="pass members=[smem_a, smem_b] (the resources, not their names)")
+        check_count(len(members), f"group {name!r}: members", MAX_RESOURCES)
         if pipeline_config is not None and not isinstance(pipeline_config, PipelineConfig):
             raise DesignError(f"group {name!r}: pipeline_config is {pipeline_config!r}, expected a PipelineConfig or None",
                               code="group.explicit_config", hint="build it with a create_*_pipeline_cfg factory")
@@ -119,7 +121,11 @@ class PipelineGroup(SyncSteps):
     # -- derived ----------------------------------------------------------------------------
     @property
     def member_names(self) -> tuple[str, ...]:
-        return tuple(m.name for m in self.members)
+        names = self.__dict__.get("_member_names")  # members never change: named once
+        if names is None:
+            names = tuple(m.name for m in self.members)
+            object.__setattr__(self, "_member_names", names)
+        return names
 
     def member(self, name: str) -> "MemberRef":
         for m in self.members:

@@ -16,8 +16,10 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, ClassVar
 
+from ..errors import DesignError
 from .config import PipelineConfig
-from .names import check_name
+from .limits import MAX_TEXT_CHARS, MAX_TILE_DIM, MAX_TILE_RANK, check_text, whole_problem
+from .names import check_name, check_word
 from .steps import WorkSteps
 from .targets import DTYPES  # noqa: F401  (re-exported: the element types a resource may have)
 
@@ -49,6 +51,10 @@ class Compute:
     op: str = "copy"
     expr: str = ""
 
+    def __post_init__(self) -> None:
+        check_word(self.op, "compute op", "resource.compute")  # the catalog rule says which ops exist
+        check_text(self.expr, "compute expression", MAX_TEXT_CHARS, "resource.compute")  # the grammar parses it
+
     def __str__(self) -> str:
         return f"{self.op}({self.expr})" if self.expr else self.op
 
@@ -68,7 +74,17 @@ class Resource(WorkSteps):
 
     def __post_init__(self) -> None:
         check_name(self.name, f"{self.memory} resource")
-        object.__setattr__(self, "tile", tuple(self.tile))
+        if self.pipeline_config is not None and not isinstance(self.pipeline_config, PipelineConfig):
+            raise DesignError(f"resource {self.name!r}: pipeline_config is {self.pipeline_config!r}, expected a "
+                              f"PipelineConfig or None", code="resource.config",
+                              hint="build it with a create_*_pipeline_cfg factory")
+        if not isinstance(self.compute, Compute):
+            raise DesignError(f"resource {self.name!r}: compute is {self.compute!r}, expected a Compute",
+                              code="resource.compute", hint="give compute=Compute(op, expr)")
+        check_word(self.dtype, f"resource {self.name!r}: dtype", "resource.dtype")  # a rule says which exist
+        if self.aliases is not None:
+            check_name(self.aliases, f"resource {self.name!r}: aliases")
+        object.__setattr__(self, "tile", _tile(self.name, self.tile))
 
     def __getstate__(self) -> dict[str, Any]:
         """Copies and pickles carry the fields only: a group's claim on this object (``group.py``)
@@ -91,6 +107,20 @@ class Resource(WorkSteps):
     def _record(self, op: str, args: dict[str, Any] | None = None) -> Any:
         from .capture import record  # capture imports resource; keep the cycle lazy
         return record(op, self, via="bare", args=args or {})
+
+
+def _tile(name: str, tile: object) -> tuple[int, ...]:
+    """``tile`` as a tuple of extents, each an integer in range (a shape no layout can hold is none)."""
+    if not isinstance(tile, (tuple, list)):
+        problem = f"is {tile!r}, expected a list of extents"
+    elif len(tile) > MAX_TILE_RANK:
+        problem = f"has {len(tile)} dimensions, expected at most {MAX_TILE_RANK}"
+    else:
+        problem = next((f"extent {p}" for p in (whole_problem(x, 1, MAX_TILE_DIM) for x in tile) if p), None)
+    if problem:
+        raise DesignError(f"resource {name!r}: tile {problem}", code="resource.tile",
+                          hint="give the tile shape as whole numbers, e.g. (128, 64)")
+    return tuple(tile)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)

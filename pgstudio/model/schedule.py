@@ -10,7 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterator, Union
 
+from ..errors import DesignError
 from .kinds import Op, Side
+from .limits import MAX_ARGS, MAX_LOOP_DEPTH, MAX_PROBLEM_VALUE, MAX_STEPS, check_count, whole_problem
+from .names import check_word
 
 #: Barrier operations, by side.
 PRODUCER_SYNC = (Op.TRY_ACQUIRE, Op.ACQUIRE, Op.COMMIT)
@@ -45,6 +48,25 @@ class Step:
     group: str | None = None
     args: tuple[tuple[str, str], ...] = ()
 
+    def __post_init__(self) -> None:
+        # the text of a step reaches generated code (names, comments): fixed sets and words only
+        if self.op not in SIDE_OF:
+            raise DesignError(f"step op {self.op!r} is not one of {', '.join(SIDE_OF)}", code="schedule.step")
+        if self.via not in VIAS:
+            raise DesignError(f"step via {self.via!r} is not one of {', '.join(VIAS)}", code="schedule.step")
+        check_word(self.target, f"step {self.op}: target", "schedule.step")
+        if self.group is not None:
+            check_word(self.group, f"step {self.op} on {self.target}: group", "schedule.step")
+        args = tuple(tuple(a) for a in self.args) if not isinstance(self.args, (str, bytes)) else None
+        if args is None or not all(len(a) == 2 for a in args):
+            raise DesignError(f"step {self.op} on {self.target}: work inputs {self.args!r} are not (name, value) pairs",
+                              code="schedule.step")
+        check_count(len(args), f"step {self.op} on {self.target}: work inputs", MAX_ARGS, "schedule.size")
+        for key, value in args:
+            check_word(key, f"step {self.op} on {self.target}: work input name", "schedule.step")
+            check_word(value, f"step {self.op} on {self.target}: work input {key}", "schedule.step", number=True)
+        object.__setattr__(self, "args", args)
+
     @property
     def side(self) -> Side:
         return SIDE_OF[self.op]
@@ -70,6 +92,18 @@ class Loop:
     step: Union[int, str]
     body: tuple["Node", ...]
 
+    def __post_init__(self) -> None:
+        for label, bound, low in (("start", self.start, 0), ("stop", self.stop, 0), ("step", self.step, 1)):
+            if isinstance(bound, str):
+                check_word(bound, f"domain_loop {label}", "schedule.loop")
+                continue
+            problem = whole_problem(bound, low, MAX_PROBLEM_VALUE)
+            if problem:
+                raise DesignError(f"domain_loop {label} {problem} or the name of a problem symbol", code="schedule.loop",
+                                  hint="use whole numbers (a positive step) or names from Design.problem")
+        if not isinstance(self.body, tuple):
+            object.__setattr__(self, "body", tuple(self.body))
+
     def __str__(self) -> str:
         return f"domain_loop({self.start}, {self.stop}, {self.step})"
 
@@ -83,6 +117,27 @@ class CapturedSchedule:
 
     name: str
     nodes: tuple[Node, ...]
+
+    def __post_init__(self) -> None:
+        check_word(self.name, "schedule name", "schedule.name")
+        if not isinstance(self.nodes, tuple):
+            object.__setattr__(self, "nodes", tuple(self.nodes))
+        count = 0
+        for node, depth in _nodes(self.nodes):
+            if isinstance(node, Loop) and depth >= MAX_LOOP_DEPTH:
+                raise DesignError(f"schedule {self.name!r}: domain loops nest more than {MAX_LOOP_DEPTH} deep",
+                                  code="schedule.size", hint="flatten the loops")
+            if isinstance(node, Step):
+                count += 1
+            elif not isinstance(node, Loop):
+                raise DesignError(f"schedule {self.name!r}: {node!r} is not a step or a domain loop", code="schedule.node")
+        check_count(count, f"schedule {self.name!r}: steps", MAX_STEPS, "schedule.size")
+        object.__setattr__(self, "_size", count)  # not a field: kept out of ==, repr and files
+
+    @property
+    def size(self) -> int:
+        """Recorded steps, in and out of loops (counted once, at construction)."""
+        return self._size  # type: ignore[attr-defined]
 
     def steps(self) -> Iterator[Step]:
         """Every step, depth first, in program order."""
@@ -119,6 +174,24 @@ class CapturedSchedule:
         lines = [f"@schedule  # {self.name}"]
         _text(self.nodes, 0, lines)
         return "\n".join(lines)
+
+
+_END = object()
+
+
+def _nodes(nodes) -> Iterator[tuple[Node, int]]:
+    """Every node with the number of loops around it, without recursion (a file may nest deeply;
+    nothing below ``MAX_LOOP_DEPTH + 1`` loops is visited)."""
+    stack = [(iter(nodes), 0)]
+    while stack:
+        it, depth = stack[-1]
+        node = next(it, _END)
+        if node is _END:
+            stack.pop()
+            continue
+        yield node, depth
+        if isinstance(node, Loop) and depth < MAX_LOOP_DEPTH:
+            stack.append((iter(node.body), depth + 1))
 
 
 def _walk(nodes) -> Iterator[Step]:

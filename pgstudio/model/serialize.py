@@ -1,9 +1,12 @@
 """Design <-> JSON, with a schema version.
 
 Loading never executes anything: no pickle, no eval, schedules are plain step lists.  Malformed
-input, unknown fields and unknown versions are rejected with ``DesignError`` naming the field
-path (``resources[2].pipeline_config.num_stages``).  A well-formed file holding a wrong design
-(a bad group, a schedule breaking a rule) loads, so ``validate()`` can say what is wrong.
+input, unknown fields, unknown versions and values outside the value domain (``limits``: a file
+larger than 8 MB, more than 1024 resources, 0 or a billion stages, NaN in the problem, a 10,000
+character name) are rejected with ``DesignError`` naming the field path
+(``resources[2].pipeline_config: num_stages is 0, ...``), before anything large is built.  A
+well-formed file holding a wrong design (a bad group, a schedule breaking a rule) loads, so
+``validate()`` can say what is wrong: every command handles such a file.
 
 ``Design.to_json`` / ``Design.from_json`` call these functions and pass the class to build, so
 this module needs no import of ``design`` (the two would otherwise import each other).
@@ -18,7 +21,11 @@ from ..errors import DesignError
 from .config import CooperativeGroup, PipelineConfig
 from .group import PipelineGroup
 from .kinds import Agent, AsyncProducerOp, PipelineType
-from .names import name_problem
+from .limits import (MAX_ARGS, MAX_FILE_BYTES, MAX_GROUPS, MAX_PROBLEM_ENTRIES, MAX_RESOURCES, MAX_STEPS, MAX_TASKS,
+                     MAX_TEXT_CHARS, check_count)
+from .names import check_word, name_problem
+from .problem import HINT as PROBLEM_HINT
+from .problem import entry_problem
 from .protocol import PipelineGroupMode
 from .resource import RESOURCE_CLASSES, Compute
 from .schedule import ALL_OPS, VIAS, CapturedSchedule, Loop, Step
@@ -85,7 +92,7 @@ class _Reader:
         self.obj, self.path = obj, path
 
     def _p(self, key: str) -> str:
-        return f"{self.path}.{key}" if self.path else key
+        return f"{self.path}.{_key(key)}" if self.path else _key(key)
 
     def only(self, *allowed: str) -> None:
         unknown = sorted(set(self.obj) - set(allowed))
@@ -102,7 +109,10 @@ class _Reader:
         kinds = kind if isinstance(kind, tuple) else (kind,)
         if (bool not in kinds and isinstance(value, bool)) or not isinstance(value, kinds):
             names = " or ".join(k.__name__ if k is not type(None) else "null" for k in kinds)
-            raise DesignError(f"{self._p(key)}: expected {names}, got {json.dumps(value)[:60]}", code="json.type")
+            raise DesignError(f"{self._p(key)}: expected {names}, got {_show(value)}", code="json.type")
+        if isinstance(value, str) and len(value) > MAX_TEXT_CHARS:
+            raise DesignError(f"{self._p(key)}: {len(value)} characters, expected at most {MAX_TEXT_CHARS}",
+                              code="json.value", hint="shorten it")
         if check is not None:
             problem = check(value)
             if problem:
@@ -120,6 +130,25 @@ class _Reader:
             raise DesignError(f"{self._p(key)}: {value!r} is not one of {allowed}", code="json.value") from None
 
 
+def _key(key: str) -> str:
+    """A field name for a message path: as is when it is a plain name, else quoted and shortened
+    (a key of the file may hold a newline, an escape sequence or a megabyte)."""
+    return key if key.isidentifier() and len(key) <= 64 else _show(key)
+
+
+def _show(value: Any) -> str:
+    """A short quote of a JSON value for a message (a file may hold megabytes in one field)."""
+    text = json.dumps(value)
+    return text if len(text) <= 60 else f"{text[:57]}..."
+
+
+def _list(r: _Reader, key: str, high: int, default: Any = ...) -> list:
+    """A list field of at most ``high`` items (checked before anything is built from it)."""
+    items = r.get(key, list, default)
+    check_count(len(items), r._p(key), high, "json.size")
+    return items
+
+
 def _at(path: str, build: Callable[[], Any]) -> Any:
     """Build one element, naming ``path`` in any DesignError its constructor raises."""
     try:
@@ -133,10 +162,10 @@ def _name_check(v: str) -> str | None:
 
 
 def _names(r: _Reader, key: str) -> list[str]:
-    items = r.get(key, list, [])
+    items = _list(r, key, MAX_RESOURCES, [])
     for i, x in enumerate(items):
-        if not isinstance(x, str):
-            raise DesignError(f"{r._p(key)}[{i}]: expected a name, got {json.dumps(x)[:60]}", code="json.type")
+        if not isinstance(x, str) or len(x) > MAX_TEXT_CHARS:
+            raise DesignError(f"{r._p(key)}[{i}]: expected a name, got {_show(x)}", code="json.type")
     return items
 
 
@@ -152,11 +181,12 @@ def _config(obj: Any, path: str) -> PipelineConfig | None:
         return None
     r = _Reader(obj, path)
     r.only("pipeline_type", "num_stages", "num_bytes", "producer_group", "consumer_group", "async_producer_op")
-    return PipelineConfig(
+    fields = dict(
         pipeline_type=r.enum("pipeline_type", PipelineType), num_stages=r.get("num_stages", int),
         num_bytes=r.get("num_bytes", int), producer_group=_cgroup(r.get("producer_group", dict), f"{path}.producer_group"),
         consumer_group=_cgroup(r.get("consumer_group", dict), f"{path}.consumer_group"),
         async_producer_op=r.enum("async_producer_op", AsyncProducerOp, AsyncProducerOp.AsyncThread))
+    return _at(path, lambda: PipelineConfig(**fields))
 
 
 def _node(obj: Any, path: str):
@@ -166,18 +196,20 @@ def _node(obj: Any, path: str):
         bounds = r.get("loop", list)
         if len(bounds) != 3 or not all(isinstance(b, (int, str)) and not isinstance(b, bool) for b in bounds):
             raise DesignError(f"{path}.loop: expected [start, stop, step] of integers or symbol names", code="json.value")
-        body = r.get("body", list)
-        return Loop(*bounds, tuple(_node(b, f"{path}.body[{i}]") for i, b in enumerate(body)))
+        body = _list(r, "body", MAX_STEPS)
+        nodes = tuple(_node(b, f"{path}.body[{i}]") for i, b in enumerate(body))
+        return _at(path, lambda: Loop(*bounds, nodes))
     r.only("op", "target", "via", "group", "args")
     op = r.get("op", str, check=lambda v: None if v in ALL_OPS else f"{v!r} is not one of {', '.join(ALL_OPS)}")
     via = r.get("via", str, "bare", check=lambda v: None if v in VIAS else f"{v!r} is not one of {', '.join(VIAS)}")
-    args = r.get("args", list, [])
+    args = _list(r, "args", MAX_ARGS, [])
     pairs = []
     for i, a in enumerate(args):
-        if not (isinstance(a, list) and len(a) == 2 and all(isinstance(x, str) for x in a)):
+        if not (isinstance(a, list) and len(a) == 2 and all(isinstance(x, str) and len(x) <= MAX_TEXT_CHARS for x in a)):
             raise DesignError(f"{path}.args[{i}]: expected [name, value] strings", code="json.type")
         pairs.append(tuple(a))
-    return Step(op, r.get("target", str), via, r.get("group", (str, type(None)), None), tuple(pairs))
+    target, group = r.get("target", str), r.get("group", (str, type(None)), None)
+    return _at(path, lambda: Step(op, target, via, group, tuple(pairs)))
 
 
 def design_from_dict(obj: Any, design_class: type) -> Any:
@@ -191,14 +223,15 @@ def design_from_dict(obj: Any, design_class: type) -> Any:
         raise DesignError(f"version: {version} is not supported (this pgstudio reads version {VERSION})",
                           code="json.version", hint="upgrade pgstudio to read newer files")
     problem = r.get("problem", dict, {})
+    check_count(len(problem), "problem", MAX_PROBLEM_ENTRIES, "json.size")
     for k, v in problem.items():
-        if not k.isidentifier():
-            raise DesignError(f"problem.{k}: {k!r} is not an identifier (loop bounds name problem symbols)",
-                              code="json.value")
         if not isinstance(v, (int, float, str)) or isinstance(v, bool):
-            raise DesignError(f"problem.{k}: expected a number or a string, got {json.dumps(v)[:60]}", code="json.type")
+            raise DesignError(f"problem.{_key(k)}: expected a number or a string, got {_show(v)}", code="json.type")
+        why = entry_problem(k, v)
+        if why:
+            raise DesignError(f"problem.{_key(k)}: {why}", code="json.value", hint=PROBLEM_HINT)
     resources = {}
-    for i, ro in enumerate(r.get("resources", list, [])):
+    for i, ro in enumerate(_list(r, "resources", MAX_RESOURCES, [])):
         rr = _Reader(ro, f"resources[{i}]")
         rr.only("name", "memory", "dtype", "tile", "aliases", "compute", "pipeline_config")
         name = rr.get("name", str, check=_name_check)
@@ -206,20 +239,27 @@ def design_from_dict(obj: Any, design_class: type) -> Any:
                         f"{v!r} is not one of {', '.join(RESOURCE_CLASSES)}")
         comp = _Reader(rr.get("compute", dict, {"op": "copy"}), f"resources[{i}].compute")
         comp.only("op", "expr")
+        op, expr = comp.get("op", str), comp.get("expr", str, "")
+        compute = _at(f"resources[{i}].compute", lambda: Compute(op, expr))
         tile = rr.get("tile", list, [])
         if not all(isinstance(x, int) and not isinstance(x, bool) and x > 0 for x in tile):
-            raise DesignError(f"resources[{i}].tile: expected positive integers, got {json.dumps(tile)[:60]}", code="json.type")
+            raise DesignError(f"resources[{i}].tile: expected positive integers, got {_show(tile)}", code="json.type")
         if name in resources:
             raise DesignError(f"resources[{i}].name: {name!r} appears twice", code="json.value")
         fields = dict(
             name=name, pipeline_config=_config(rr.get("pipeline_config", (dict, type(None)), None), f"resources[{i}].pipeline_config"),
-            compute=Compute(comp.get("op", str), comp.get("expr", str, "")), dtype=rr.get("dtype", str, "float32"),
+            compute=compute, dtype=rr.get("dtype", str, "float32"),
             tile=tuple(tile), aliases=rr.get("aliases", (str, type(None)), None))
         resources[name] = _at(f"resources[{i}]", lambda: RESOURCE_CLASSES[memory](**fields))
     graph = {}
-    for k, deps in r.get("graph", dict, {}).items():
+    graph_obj = r.get("graph", dict, {})
+    check_count(len(graph_obj), "graph", MAX_RESOURCES, "json.size")
+    for k, deps in graph_obj.items():
         if not isinstance(deps, list) or not all(isinstance(x, str) for x in deps):
-            raise DesignError(f"graph.{k}: expected a list of resource names", code="json.type")
+            raise DesignError(f"graph.{_key(k)}: expected a list of resource names", code="json.type")
+        check_count(len(deps), f"graph.{_key(k)}", MAX_RESOURCES, "json.size")
+        for x in (k, *deps):
+            _at(f"graph.{_key(k)}", lambda: check_word(x, "name", "graph.unknown"))
         graph[k] = deps
 
     def resource(name: str, path: str):
@@ -229,7 +269,7 @@ def design_from_dict(obj: Any, design_class: type) -> Any:
         return resources[name]
 
     groups = []
-    for i, go in enumerate(r.get("groups", list, [])):
+    for i, go in enumerate(_list(r, "groups", MAX_GROUPS, [])):
         gr = _Reader(go, f"groups[{i}]")
         gr.only("name", "mode", "members", "pipeline_config")
         members = [resource(m, f"groups[{i}].members[{j}]") for j, m in enumerate(_names(gr, "members"))]
@@ -237,7 +277,7 @@ def design_from_dict(obj: Any, design_class: type) -> Any:
         gcfg = _config(gr.get("pipeline_config", (dict, type(None)), None), f"groups[{i}].pipeline_config")
         groups.append(_at(f"groups[{i}]", lambda: PipelineGroup.unchecked(gname, members, mode, gcfg)))
     tasks = []
-    for i, to in enumerate(r.get("tasks", list, [])):
+    for i, to in enumerate(_list(r, "tasks", MAX_TASKS, [])):
         tr = _Reader(to, f"tasks[{i}]")
         tr.only("name", "warp_idx", "num_warps", "src_resources", "dst_resources", "schedule")
         so = tr.get("schedule", (dict, type(None)), None)
@@ -245,8 +285,9 @@ def design_from_dict(obj: Any, design_class: type) -> Any:
         if so is not None:
             sr = _Reader(so, f"tasks[{i}].schedule")
             sr.only("name", "nodes")
-            sched = CapturedSchedule(sr.get("name", str),
-                                     tuple(_node(n, f"tasks[{i}].schedule.nodes[{j}]") for j, n in enumerate(sr.get("nodes", list))))
+            sname = sr.get("name", str)
+            nodes = tuple(_node(n, f"tasks[{i}].schedule.nodes[{j}]") for j, n in enumerate(_list(sr, "nodes", MAX_STEPS)))
+            sched = _at(f"tasks[{i}].schedule", lambda: CapturedSchedule(sname, nodes))
         args = (tr.get("name", str, check=_name_check), tr.get("warp_idx", int), tr.get("num_warps", int),
                 _names(tr, "src_resources"), _names(tr, "dst_resources"), sched)
         tasks.append(_at(f"tasks[{i}]", lambda: Task.unchecked(*args)))
@@ -256,6 +297,9 @@ def design_from_dict(obj: Any, design_class: type) -> Any:
 
 
 def design_from_json(text: str | bytes, design_class: type) -> Any:
+    if len(text) > MAX_FILE_BYTES:
+        raise DesignError(f"design file has {len(text)} bytes, expected at most {MAX_FILE_BYTES} (a design file "
+                          f"is a few kB)", code="json.size", hint="check that the file is the design you meant")
     try:
         obj = json.loads(text)
     except (ValueError, TypeError, RecursionError) as exc:  # JSONDecodeError, bad UTF-8, huge ints, deep nesting

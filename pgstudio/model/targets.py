@@ -24,6 +24,9 @@ SMEM_CAPACITY_BY_ARCH: dict[str, int] = {"sm_90a": 232448, "sm_100a": 232448}
 #: The capacity the layouts report against when no target is named (the smallest of the targets).
 SMEM_CAPACITY: int = min(SMEM_CAPACITY_BY_ARCH.values())
 
+#: Data buffers in shared memory start on this boundary (128-byte-swizzled TMA tiles need it).
+DATA_ALIGN: int = 1024
+
 #: Element types and their sizes in bytes.
 DTYPE_BYTES: dict[str, int] = {"float32": 4, "float16": 2, "bfloat16": 2}
 
@@ -41,5 +44,5 @@ def dtype_bytes(dtype: str, default: int = 4) -> int:
     return DTYPE_BYTES.get(dtype, default)
 
 
-__all__ = ["ARCHES", "DEFAULT_TARGETS", "DTYPES", "DTYPE_BYTES", "SMEM_CAPACITY", "SMEM_CAPACITY_BY_ARCH",
+__all__ = ["ARCHES", "DATA_ALIGN", "DEFAULT_TARGETS", "DTYPES", "DTYPE_BYTES", "SMEM_CAPACITY", "SMEM_CAPACITY_BY_ARCH",
            "dtype_bytes", "smem_capacity"]

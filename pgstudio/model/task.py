@@ -8,14 +8,13 @@ from typing import Any, Sequence
 from ..errors import DesignError, ScheduleError
 from .capture import BoundSchedule, Schedule
 from .diagnostic import raise_first
-from .names import check_name
+from .limits import MAX_RESOURCES, MAX_WARPS, check_count, check_whole
+from .names import check_name, check_word
 from .schedule import CapturedSchedule
 from .schedule_rules import check_schedule
 
 #: Threads per warp.
 WARP = 32
-#: Warps a block may hold (1024 threads).
-MAX_WARPS = 32
 
 
 def _resource(r: Any) -> Any:
@@ -51,15 +50,18 @@ class Task:
     def __init__(self, name: str, warp_idx: int, num_warps: int, src_resources: Sequence[Any] = (),
                  dst_resources: Sequence[Any] = (), schedule: Any = None, *, _check: bool = True) -> None:
         check_name(name, "task")
-        for label, value, low in (("warp_idx", warp_idx, 0), ("num_warps", num_warps, 1)):
-            if not isinstance(value, int) or isinstance(value, bool) or value < low:
-                raise DesignError(f"task {name!r}: {label} is {value!r}, expected an integer >= {low}",
-                                  code="task.warps", hint=f"give {label} as a whole number >= {low}")
+        # a block holds MAX_WARPS warps: a range beyond it is no task (the span of all tasks is a rule)
+        for label, value, low, high in (("warp_idx", warp_idx, 0, MAX_WARPS - 1), ("num_warps", num_warps, 1, MAX_WARPS)):
+            check_whole(value, f"task {name!r}: {label}", low, high, "task.warps",
+                        f"give {label} as a whole number from {low} to {high} (a block has {MAX_WARPS} warps)")
         for label, items in (("src_resources", src_resources), ("dst_resources", dst_resources)):
             if isinstance(items, (str, bytes)) or not all(isinstance(r, str) or isinstance(getattr(r, "name", None), str)
                                                          for r in items):
                 raise DesignError(f"task {name!r}: {label} is {items!r}, expected a list of resources or resource names",
                                   code="task.resource", hint=f"pass {label}=[smem_a, ...]")
+            check_count(len(items), f"task {name!r}: {label}", MAX_RESOURCES)
+            for r in items:
+                check_word(_name(_resource(r)), f"task {name!r}: {label} entry", "task.resource")
         src_resources = [_resource(r) for r in src_resources]
         dst_resources = [_resource(r) for r in dst_resources]
         object.__setattr__(self, "name", name)

@@ -13,6 +13,12 @@ Each cell is one 8-byte mbarrier: its stage (cell colour, the same stage colours
 timeline), the init arrive count and the transaction bytes it expects per phase; its border
 is the role colour (full blue, empty orange).  ``comparison_figure`` puts a design above its
 ``ungrouped`` twin and says how many barriers the grouping saves.
+
+A layout of more than ``COMPACT_SLOTS`` slots (a design of a hundred resources has a thousand) is
+drawn compact: cells in stage and role colours without per-cell text, one label per set with its
+arrive count and tx bytes, the byte offset of each row's first cell; its comparison shows the two
+strips on one scale.  Per-cell text at that size is neither readable nor cheap (each text costs
+about a millisecond to draw): the layout table (``BarrierLayout.table()``) has every number.
 """
 
 from __future__ import annotations
@@ -28,6 +34,10 @@ CELL_H = 0.8
 FS_CELL, FS_SET, FS_TASK, FS_OFFSET, FS_ROW = 7.5, 8.5, 7.5, 6.5, 9.5
 SET_GAP = 0.22
 TITLE_IN, LEGEND_IN = 0.5, 0.55
+#: Past this many slots a layout is drawn compact (see the module docstring).
+COMPACT_SLOTS = 160
+#: Cells per row of a compact picture.
+COMPACT_CELLS = 48
 
 
 def _chars(n: int, fontsize: float) -> float:
@@ -41,7 +51,10 @@ def _task_lines(s: Any) -> tuple[str, str]:
     return arrive, wait
 
 
-def _set_label(s: Any) -> str:
+def _set_label(s: Any, compact: bool = False) -> str:
+    if compact:
+        tx = f" tx {style.fmt_bytes(s.tx_bytes)}" if s.tx_bytes else ""
+        return f"{s.label} x{s.stages} n{s.init_count}{tx}"
     return f"{s.label} x{s.stages}"
 
 
@@ -69,7 +82,7 @@ class _Row:
     width: float = 0.0
 
 
-def _plan(layout: Any, max_cells: int) -> list[_Row]:
+def _plan(layout: Any, max_cells: int, compact: bool = False) -> list[_Row]:
     """Rows of positioned sets: a new row per owner, wrapped at set boundaries past max_cells."""
     by_owner: dict[str, list] = {}
     for s in layout.sets:
@@ -84,8 +97,9 @@ def _plan(layout: Any, max_cells: int) -> list[_Row]:
                 row.width = x
                 rows.append(row)
                 row, cells, x = _Row(owner, row.kind, True), 0, 0.0
-            arrive, wait = _task_lines(s)
-            need = max(_chars(len(_set_label(s)), FS_SET), _chars(len(arrive), FS_TASK), _chars(len(wait), FS_TASK))
+            arrive, wait = _task_lines(s) if not compact else ("", "")
+            need = max(_chars(len(_set_label(s, compact)), FS_SET), _chars(len(arrive), FS_TASK),
+                       _chars(len(wait), FS_TASK))
             pad = max(0.0, (need - s.stages) / 2) + SET_GAP / 2
             row.sets.append((s, x + pad))
             x += s.stages + 2 * pad
@@ -104,14 +118,16 @@ def _label_width(rows: list[_Row]) -> float:
     return _chars(longest, FS_ROW) + 0.35
 
 
-def _draw_rows(ax: Any, layout: Any, rows: list[_Row], top: float, label_w: float, panel: str = "") -> float:
+def _draw_rows(ax: Any, layout: Any, rows: list[_Row], top: float, label_w: float, panel: str = "",
+               compact: bool = False) -> float:
     """Draw the rows from y = top downwards; return the y below the last row.
 
     Artists carry SVG ids (``gid``) prefixed by ``panel``: ``slots-<k>`` (the cells, one patch
     per stage and role colour), ``slot-<i>`` (a cell's text), ``offset-<i>``, ``set-<name>``,
-    ``tasks-<name>`` (its arrive and wait lines), ``row-<owner>``."""
+    ``tasks-<name>`` (its arrive and wait lines), ``row-<owner>``.  ``compact``: no cell texts,
+    no task lines, one offset per row (see the module docstring)."""
 
-    with_tasks = any(s.arrivers or s.waiters for s in layout.sets)
+    with_tasks = not compact and any(s.arrivers or s.waiters for s in layout.sets)
     rh = _row_height(with_tasks)
     from matplotlib.collections import LineCollection
 
@@ -134,8 +150,8 @@ def _draw_rows(ax: Any, layout: Any, rows: list[_Row], top: float, label_w: floa
             by = cells_top + 0.1
             lines.setdefault((colour, 2.2 if s.shared else 1.2), []).append(
                 [(x + 0.03, by - 0.06), (x + 0.03, by), (x + s.stages - 0.03, by), (x + s.stages - 0.03, by - 0.06)])
-            ax.text(cx, by + 0.05, _set_label(s), ha="center", va="bottom", fontsize=FS_SET, fontweight="bold",
-                    color=colour, gid=f"{panel}set-{s.name}")
+            ax.text(cx, by + 0.05, _set_label(s, compact), ha="center", va="bottom", fontsize=FS_SET,
+                    fontweight="bold", color=colour, gid=f"{panel}set-{s.name}")
             if with_tasks:
                 # one text for both lines: each text object costs as much to draw as its lines
                 ax.text(cx, by + 0.29, "\n".join(_task_lines(s)), ha="center", va="bottom", fontsize=FS_TASK,
@@ -144,8 +160,11 @@ def _draw_rows(ax: Any, layout: Any, rows: list[_Row], top: float, label_w: floa
                 slot = layout.slots[s.first + stage]
                 key = (style.stage_colour(slot.stage), colour)
                 cells.setdefault(key, []).append((x + stage, cells_top - CELL_H, 1.0, CELL_H))
-                ax.text(x + stage + 0.5, cells_top - CELL_H / 2, _cell_text(slot), ha="center", va="center",
-                        fontsize=FS_CELL, color=style.INK, linespacing=1.25, gid=f"{panel}slot-{slot.index}")
+                if compact and (stage or s is not row.sets[0][0]):
+                    continue
+                if not compact:
+                    ax.text(x + stage + 0.5, cells_top - CELL_H / 2, _cell_text(slot), ha="center", va="center",
+                            fontsize=FS_CELL, color=style.INK, linespacing=1.25, gid=f"{panel}slot-{slot.index}")
                 ax.text(x + stage + 0.04, cells_top - CELL_H - 0.06, str(slot.offset), ha="left", va="top",
                         fontsize=FS_OFFSET, color=style.MUTED, gid=f"{panel}offset-{slot.index}")
             # the byte-offset axis under the cells
@@ -168,6 +187,10 @@ def _legend_items(layouts: list) -> list[tuple[str, dict]]:
 
 CAPTION = ("each cell is one 8-byte mbarrier: stage, init arrive count, tx bytes per phase; "
            "numbers under the cells are byte offsets in barrier storage")
+COMPACT_CAPTION = ("each cell is one 8-byte mbarrier in its stage colour; n: init arrive count, tx: bytes per phase; "
+                   "the number under a row is the byte offset of its first barrier")
+STRIPS_CAPTION = ("each strip is one layout, every 8-byte mbarrier in shared-memory order (full blue, empty orange); "
+                  "BarrierLayout.table() lists each one")
 
 
 def _as_layout(x: Any) -> tuple[Any, str]:
@@ -206,12 +229,17 @@ def _draw_strips(ax: Any, panels: list, y: float, x0: float, width: float) -> fl
 
 
 def _compose(panels: list, title: str, max_cells: int, strips: bool = False) -> Any:
-    """Lay out one or more (name, layout, heading) panels into one figure."""
-    plans = [(name, lay, heading, _plan(lay, max_cells)) for name, lay, heading in panels]
-    label_w = max(_label_width(rows) for *_, rows in plans)
-    content = max((r.width for *_, rows in plans for r in rows), default=4.0)
+    """Lay out one or more (name, layout, heading) panels into one figure.  A compact picture
+    (a layout past ``COMPACT_SLOTS``) with strips shows the strips alone."""
+    compact = any(lay.num_barriers > COMPACT_SLOTS for _, lay, _ in panels)
+    if compact:
+        max_cells = max(max_cells, COMPACT_CELLS)
+    plans = [(name, lay, heading, [] if compact and strips else _plan(lay, max_cells, compact))
+             for name, lay, heading in panels]
+    label_w = max(_label_width(rows) for *_, rows in plans) if not (compact and strips) else 4.0
+    content = max((r.width for *_, rows in plans for r in rows), default=4.0 if not (compact and strips) else 16.0)
     width_in = max((label_w + content + 0.3) * CELL_IN, 7.0)
-    heights = [len(rows) * _row_height(any(s.arrivers or s.waiters for s in lay.sets)) + 0.1
+    heights = [len(rows) * _row_height(not compact and any(s.arrivers or s.waiters for s in lay.sets)) + 0.1
                for _, lay, _, rows in plans]
     head = 0.45 if len(panels) > 1 else 0.0
     strip_h = (len(panels) * (MINI + 0.18) + 0.2) if strips else 0.0
@@ -231,11 +259,12 @@ def _compose(panels: list, title: str, max_cells: int, strips: bool = False) -> 
         if heading:
             ax.text(0.1, y - 0.08, heading, ha="left", va="top", fontsize=10, fontweight="bold", color=style.INK)
             y -= head
-        y = _draw_rows(ax, lay, rows, y, label_w, f"p{k}-" if len(plans) > 1 else "")
+        y = _draw_rows(ax, lay, rows, y, label_w, f"p{k}-" if len(plans) > 1 else "", compact)
         if len(panels) > 1:
             ax.plot([0.1, width_in / CELL_IN - 0.1], [y + 0.05] * 2, color="#D5D8DC", lw=0.8)
     fig.text(0.01, 1 - 0.08 / fh, title, ha="left", va="top", fontsize=11, fontweight="bold", color=style.INK)
-    fig.text(0.01, 1 - 0.32 / fh, CAPTION, ha="left", va="top", fontsize=7, color=style.MUTED)
+    caption = (STRIPS_CAPTION if strips else COMPACT_CAPTION) if compact else CAPTION
+    fig.text(0.01, 1 - 0.32 / fh, caption, ha="left", va="top", fontsize=7, color=style.MUTED)
     _legend.add_legend(fig, items)
     return fig
 

@@ -143,6 +143,9 @@ def sub_rows(events: list) -> tuple[dict[int, int], int]:
 
 #: Most labels one timeline draws (each costs about half a millisecond to lay out); zoom for more.
 MAX_LABELS = 50
+#: Barrier sets that get a row of phase flips (a 250-resource design has hundreds of sets; a
+#: picture of that many rows is neither readable nor cheap to draw).
+MAX_FLIP_ROWS = 32
 BAR_TOP, BAR_H = -0.3, 0.45
 
 
@@ -233,9 +236,10 @@ def _draw_labels(ax: Any, labels: list, ns_per_in: float) -> None:
         _shapes.add_rects(ax, backs, facecolor="white", edgecolor="none", alpha=0.85, zorder=3.5, gid="label-backs")
 
 
-def _draw_flips(fax: Any, events: tuple, flip_sets: list[str], ns_per_in: float) -> None:
+def _draw_flips(fax: Any, events: tuple, flip_sets: list[str], ns_per_in: float, left_out: int = 0) -> None:
     """One row per barrier set, a diamond at each phase flip: face in the stage colour when
-    phase 1 completed, white for phase 0; edge in the role colour.  SVG ids ``flips-<k>``."""
+    phase 1 completed, white for phase 0; edge in the role colour.  SVG ids ``flips-<k>``.
+    ``left_out``: sets past ``MAX_FLIP_ROWS`` that the title says are not drawn."""
     from ..analysis.timeline import PHASE_FLIP
 
     frow = {b: i for i, b in enumerate(flip_sets)}
@@ -249,7 +253,8 @@ def _draw_flips(fax: Any, events: tuple, flip_sets: list[str], ns_per_in: float)
                             linewidth=1.0, zorder=3, gid=f"flips-{k}")
     fax.set_ylim(len(flip_sets) - 0.5, -0.5)
     _row_labels(fax, flip_sets, [f"fliprow-{b}" for b in flip_sets], 6.5, [style.role_colour(b) for b in flip_sets])
-    fax.set_title("phase flips per barrier set", fontsize=7.5, color=style.MUTED, loc="left", pad=2)
+    more = f" (the first {len(flip_sets)}; {left_out} more sets not drawn)" if left_out else ""
+    fax.set_title(f"phase flips per barrier set{more}", fontsize=7.5, color=style.MUTED, loc="left", pad=2)
 
 
 def _titles(fig: Any, timeline: Any, events: tuple, lanes: int, iterations: Any, time: Any) -> None:
@@ -287,6 +292,8 @@ def timeline_figure(timeline: Any, *, iterations: tuple[int, int] | None = None,
     if time is not None:
         events = tuple(e for e in events if e.end >= time[0] and e.start <= time[1])
     flip_sets = list(dict.fromkeys(e.barrier for e in events if e.kind == PHASE_FLIP and e.barrier)) if flips else []
+    flips_left_out = max(0, len(flip_sets) - MAX_FLIP_ROWS)  # a large design: the first sets, and how many more
+    flip_sets = flip_sets[:MAX_FLIP_ROWS]
     t0 = time[0] if time else min((e.start for e in events), default=0.0)
     t1 = time[1] if time else max((e.end for e in events), default=1.0)
     if t1 <= t0:
@@ -315,7 +322,10 @@ def timeline_figure(timeline: Any, *, iterations: tuple[int, int] | None = None,
     if not events:
         ax.text(0.5, 0.5, "no events in this window", transform=ax.transAxes, ha="center", va="center",
                 fontsize=9, color=style.MUTED)
-    lane_blocked = {n: sum(e.duration for e in events if e.task == n and e.kind == BLOCKED) for n in lanes}
+    lane_blocked = dict.fromkeys(lanes, 0.0)
+    for e in events:
+        if e.kind == BLOCKED and e.task in lane_blocked:
+            lane_blocked[e.task] += e.duration
     _row_labels(ax, [_lane_label(n, tasks, lane_blocked[n], unit) for n in lanes], [f"lane-{n}" for n in lanes], 8)
     if len(lanes) > 1:  # lane separators: one artist for all
         ax.hlines([i - 0.5 for i in range(1, len(lanes))], t0 - pad, t1 + pad, colors="#D5D8DC", linewidths=0.6)
@@ -324,7 +334,7 @@ def timeline_figure(timeline: Any, *, iterations: tuple[int, int] | None = None,
     panels = [ax]
     if flip_sets:
         fax = fig.add_axes((left, bottom, right - left, (len(flip_sets) * FLIP_ROW_IN) / fh), sharex=ax)
-        _draw_flips(fax, events, flip_sets, ns_per_in)
+        _draw_flips(fax, events, flip_sets, ns_per_in, flips_left_out)
         panels.append(fax)
     _time_grid(panels, t0 - pad, t1 + pad, unit)
 

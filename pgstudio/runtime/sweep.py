@@ -24,6 +24,7 @@ from typing import Any, Callable, Iterable
 
 from ..errors import PgStudioError
 from ..model.design import Design
+from ..model.files import write_atomic
 from .executor import Job, get_executor
 from .progress import Progress
 from .sweep_jobs import COMPILED, FAILED, INVALID, NOT_RUN, OK, compile_variant, time_variant
@@ -187,7 +188,7 @@ def run_sweep_cli(design: Design, design_path: str | Path, *, stages: Iterable[i
     if png:
         from ..render import to_png
         from ..render.sweep import sweep_figure
-        Path(png).write_bytes(to_png(sweep_figure(table)))
+        write_atomic(png, to_png(sweep_figure(table)))  # a bad path: one line (FileError), not a traceback
         print(f"wrote {png}", file=out)
     if table.count(FAILED):
         return 1

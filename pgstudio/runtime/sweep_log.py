@@ -23,7 +23,8 @@ import os
 from pathlib import Path
 from typing import Any, Iterator
 
-from ..errors import PgStudioError
+from ..errors import FileError, PgStudioError
+from ..model.files import write_atomic
 from .sweep_jobs import COMPILED, NOT_RUN
 
 SCHEMA, VERSION = "pgstudio.sweep", 1
@@ -102,8 +103,12 @@ class SweepLog:
             _check_same(p, old, header)
             _drop_torn_tail(p)
             return cls(p, old, {r["key"]: r for r in records}, note)
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(json.dumps(_clean(header)) + "\n")
+        try:
+            p.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise FileError(f"cannot create the folder of results file {str(p)!r}: {exc.strerror or exc}",
+                            "give --results a path in a folder you can write, or --no-results") from None
+        write_atomic(p, json.dumps(_clean(header)) + "\n")
         return cls(p, header, {})
 
     def done(self, timing: bool) -> dict[str, dict]:

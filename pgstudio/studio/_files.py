@@ -1,40 +1,57 @@
 """Saving, loading and autosaving designs as JSON, with messages instead of tracebacks.
 
 The autosave file sits in the working directory (next to the notebook when Jupyter started
-the kernel there) as ``<name>.pgstudio-autosave.json``; it is rewritten atomically after every
-edit, so a kernel restart or a crash loses nothing.
+the kernel there) as ``<name>.pgstudio-autosave.json``.  ``name`` is made a plain file name first
+(``autosave_stem``): ``Studio(name="../x")`` must not write outside its folder.  Every write is
+atomic (``model.files.write_atomic``: a temporary file in the same folder, flushed to disk, then
+renamed over the old one), so a kernel restart or a crash mid-write leaves the previous autosave
+whole.  An autosave that
+cannot be read on restore is renamed aside (``set_aside``), never overwritten by the next edit:
+what it held may be the only copy of a user's design.
 """
 
 from __future__ import annotations
 
+import datetime
 import os
-import tempfile
+import re
 from pathlib import Path
 
-from ..errors import DesignError
+from ..errors import DesignError, FileError
 from ..model.design import Design
+from ..model.files import read_design_bytes, write_atomic
+from ..model.limits import MAX_NAME_CHARS
 
 AUTOSAVE_SUFFIX = ".pgstudio-autosave.json"
-#: Files larger than this are refused (a design file is a few kB).
-MAX_BYTES = 8 << 20
+#: Kept-aside copies of unreadable autosaves: ``<name>.pgstudio-autosave.unreadable-<time>.json``.
+ASIDE_INFIX = ".unreadable-"
+#: Names Windows reserves for devices, whatever the extension.
+_DEVICES = {"CON", "PRN", "AUX", "NUL", *(f"COM{i}" for i in range(1, 10)), *(f"LPT{i}" for i in range(1, 10))}
+
+
+def autosave_stem(name: object) -> str:
+    """``name`` as a file-name stem that stays inside its folder: letters, digits, '_' and '-'
+    only (no separators, no '..', no leading dot), at most ``MAX_NAME_CHARS`` characters;
+    ``"studio"`` when nothing is left.
+
+    >>> autosave_stem("../x"), autosave_stem("my lab/2"), autosave_stem("..")
+    ('x', 'my_lab_2', 'studio')
+    """
+    stem = re.sub(r"[^A-Za-z0-9_-]+", "_", str(name)).strip("_-")[:MAX_NAME_CHARS] or "studio"
+    return f"_{stem}" if stem.upper() in _DEVICES else stem
 
 
 def autosave_path(name: str = "studio", folder: str | os.PathLike | None = None) -> Path:
-    return Path(folder or os.getcwd()) / f"{name}{AUTOSAVE_SUFFIX}"
+    """Where the studio called ``name`` autosaves: always a file directly inside ``folder``."""
+    return Path(folder or os.getcwd()) / f"{autosave_stem(name)}{AUTOSAVE_SUFFIX}"
 
 
 def write_design(design: Design, path: str | os.PathLike) -> str:
-    """Write atomically (temp file + rename); returns a message for the user.  Raises OSError."""
+    """Write atomically (``model.files.write_atomic``), creating the folder; returns a message for
+    the user.  Raises OSError (``FileError`` names the path and the fix)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(design.to_json())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomic(path, design.to_json())
     return f"saved design {design.name!r} to {path}"
 
 
@@ -44,14 +61,14 @@ def save_design(design: Design, path: str | os.PathLike) -> tuple[bool, str]:
         return False, "cannot save: give a file name, e.g. my_design.json"
     try:
         return True, write_design(design, path)
+    except FileError as exc:
+        return False, f"cannot save: {exc}"
     except OSError as exc:
         return False, f"cannot save to {path}: {exc.strerror or exc}"
 
 
 def parse_design(data: bytes | str, source: str) -> tuple[Design | None, str]:
     """(design, message) from file contents; design is None when the contents are not a design."""
-    if len(data) > MAX_BYTES:
-        return None, f"cannot load {source}: {len(data)} bytes is too large for a design file"
     try:
         design = Design.from_json(data)
     except DesignError as exc:
@@ -66,11 +83,29 @@ def load_design(path: str | os.PathLike) -> tuple[Design | None, str]:
     if not str(path) or str(path) == ".":
         return None, "cannot load: give a file name, e.g. my_design.json"
     try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return None, f"cannot load {path}: no such file"
-    except IsADirectoryError:
-        return None, f"cannot load {path}: it is a folder"
-    except OSError as exc:
-        return None, f"cannot load {path}: {exc.strerror or exc}"
+        data = read_design_bytes(path)
+    except FileError as exc:
+        return None, f"cannot load: {exc}"
     return parse_design(data, str(path))
+
+
+def set_aside(path: str | os.PathLike) -> Path:
+    """Rename an unreadable autosave to ``<stem>.unreadable-<time>.json`` beside it (a new name,
+    never an existing file) and return the new path.  Raises OSError when it cannot be renamed."""
+    path = Path(path)
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    base = path.name[: -len(".json")] if path.name.endswith(".json") else path.name
+    for n in range(1000):
+        aside = path.with_name(f"{base}{ASIDE_INFIX}{stamp}{f'-{n}' if n else ''}.json")
+        try:
+            os.link(path, aside)  # fails if ``aside`` exists: nothing is ever overwritten
+        except FileExistsError:
+            continue
+        except OSError:  # no hard links here (some file systems): rename, checking first
+            if aside.exists():
+                continue
+            os.rename(path, aside)
+            return aside
+        path.unlink()
+        return aside
+    raise FileExistsError(f"no free name beside {path} to keep it")

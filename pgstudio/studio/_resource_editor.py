@@ -8,6 +8,7 @@ from typing import Any, Callable
 import ipywidgets as W
 
 from ..model.kinds import Agent, AsyncProducerOp, PipelineType
+from ..model.limits import MAX_STAGE_BYTES, MAX_STAGES, MAX_THREADS
 from ..model.resource import COMPUTE_OPS, DTYPES, Memory
 from ..model import edits as E
 from ._list_editor import ListEditor
@@ -44,16 +45,16 @@ class ResourceEditor(ListEditor):
         self.name = W.Text(continuous_update=False, layout=W.Layout(width="200px"))
         self.memory = W.Dropdown(options=[m.value for m in Memory], layout=W.Layout(width="110px"))
         self.pipeline = W.Dropdown(options=PIPELINES, layout=W.Layout(width="130px"))
-        self.stages = W.BoundedIntText(min=0, max=64, layout=small)
-        self.nbytes = W.BoundedIntText(min=0, max=1 << 24, step=16, layout=W.Layout(width="110px"))
+        self.stages = W.BoundedIntText(min=1, max=MAX_STAGES, layout=small)
+        self.nbytes = W.BoundedIntText(min=0, max=MAX_STAGE_BYTES, step=16, layout=W.Layout(width="110px"))
         self.tile = W.Text(placeholder="e.g. 128x64", continuous_update=False, layout=W.Layout(width="110px"))
         self.dtype = W.Dropdown(options=list(DTYPES), layout=W.Layout(width="110px"))
         self.compute = W.Dropdown(options=list(COMPUTE_OPS), layout=W.Layout(width="110px"))
         self.expr = W.Text(placeholder="expression over dependencies", continuous_update=False,
                            layout=W.Layout(width="220px"))
-        self.p_size = W.BoundedIntText(min=0, max=1024, layout=small)
+        self.p_size = W.BoundedIntText(min=1, max=MAX_THREADS, layout=small)
         self.p_agent = W.Dropdown(options=[a.value for a in Agent], layout=W.Layout(width="90px"))
-        self.c_size = W.BoundedIntText(min=0, max=1024, layout=small)
+        self.c_size = W.BoundedIntText(min=1, max=MAX_THREADS, layout=small)
         self.c_agent = W.Dropdown(options=[a.value for a in Agent], layout=W.Layout(width="90px"))
         self.async_op = W.Dropdown(options=[o.value for o in AsyncProducerOp], layout=W.Layout(width="130px"))
         self.aliases = W.Dropdown(options=[NONE], layout=W.Layout(width="160px"))
@@ -129,8 +130,8 @@ class ResourceEditor(ListEditor):
             self.pipeline.disabled = r.memory is Memory.GMEM
             self.pipe_rows.layout.display = None if cfg else "none"
             if cfg:
-                self.stages.value = max(0, min(cfg.num_stages, self.stages.max))
-                self.nbytes.value = max(0, min(cfg.num_bytes, self.nbytes.max))
+                self.stages.value = cfg.num_stages
+                self.nbytes.value = cfg.num_bytes
                 self.p_size.value, self.p_agent.value = cfg.producer_group.size, cfg.producer_group.agent.value
                 self.c_size.value, self.c_agent.value = cfg.consumer_group.size, cfg.consumer_group.agent.value
                 self.async_op.value = cfg.async_producer_op.value

@@ -36,7 +36,7 @@ from ._diagnostics_pane import DiagnosticsPane
 from ._edge_editor import EdgeEditor
 from ._figures import BarrierPane, TimelinePane
 from ._file_bar import FileBar, RestoreBanner
-from ._files import autosave_path, load_design, parse_design, save_design, write_design
+from ._files import autosave_path, autosave_stem, load_design, parse_design, save_design, set_aside, write_design
 from ._group_editor import GroupEditor
 from ._history import History
 from ._resource_editor import ResourceEditor
@@ -54,7 +54,8 @@ class Studio:
 
     ``design``: what to open (default: the autosaved design is offered, else an empty one).
     ``name``: names the autosave file ``<name>.pgstudio-autosave.json`` in ``folder`` (default:
-    the working directory, i.e. next to the notebook).  ``autosave=False`` turns it off.
+    the working directory, i.e. next to the notebook); characters other than letters, digits,
+    '_' and '-' become '_', so the file stays in ``folder``.  ``autosave=False`` turns it off.
     ``iterations``: domain-loop iterations the checker explores.  ``lazy``: draw only the pane
     on screen after an edit.
     """
@@ -120,6 +121,9 @@ class Studio:
         self._debouncer = Debouncer(debounce, self._redraw)
         self._refresh_editors()
         self._redraw()
+        if autosave and autosave_stem(name) != name:
+            self.say(f"autosave name {name!r} is saved as {self.autosave_file.name!r} (a file name keeps to "
+                     f"letters, digits, '_' and '-')")
         self._offer_restore()
 
     # -- the one value ------------------------------------------------------------------------
@@ -331,22 +335,43 @@ class Studio:
 
     def _offer_restore(self) -> None:
         path = self.autosave_file
-        if path is None or not path.is_file():
+        if path is None or not path.exists():
             return
         design, text = load_design(path)
         if design is None:
-            self.say(f"the autosave file could not be read ({text}); it will be overwritten by the next edit", bad=True)
+            self._keep_aside(text)
             return
         if design == self.design:
             return
         when = datetime.datetime.fromtimestamp(path.stat().st_mtime).strftime("%Y-%m-%d %H:%M")
         self.banner.offer(design.name, when, str(path))
 
+    def _keep_aside(self, why: str) -> None:
+        """An autosave that cannot be read may still be a user's only copy: rename it aside, and
+        if even that fails, stop autosaving so that no edit overwrites it."""
+        path = self.autosave_file
+        assert path is not None
+        try:
+            aside = set_aside(path)
+        except OSError as exc:
+            self.autosave_file = None
+            self.say(f"the autosave file could not be read ({why}) nor kept aside ({exc.strerror or exc}); "
+                     f"autosave is off for this studio so that it is not overwritten: move {path} away and reopen",
+                     bad=True)
+            return
+        self.banner.hide()
+        self.say(f"the autosave file could not be read ({why}); it is kept as {aside} and a new autosave starts", bad=True)
+
     def restore_autosave(self) -> bool:
         """Open the autosaved design (undo returns to what was on screen)."""
         if self.autosave_file is None:
             return False
-        return self.load(self.autosave_file)
+        design, text = load_design(self.autosave_file)
+        if design is None:  # it changed since it was offered
+            self._keep_aside(text)
+            return False
+        self.set_design(design, text)
+        return True
 
     # -- compile and benchmark --------------------------------------------------------------
     def compile_and_benchmark(self) -> Any:

@@ -17,11 +17,11 @@ neither a value read in the schedule nor a global-memory tensor, a name the scri
 from __future__ import annotations
 
 import ast
-from pathlib import Path
 from typing import Any
 
 from ..model.config import PipelineConfig
 from ..model.design import Design
+from ..model.files import read_design_bytes, write_atomic
 from ..model.group import PipelineGroupMode
 from ..model.kinds import AsyncProducerOp, OpKind, PipelineType
 from ..model.resource import Memory, Resource
@@ -279,14 +279,10 @@ def _allocator(design: Design) -> list[str]:
 def run_export_ts(design_path: str, out: str | None = None) -> int:
     """``pgstudio export-ts design.json [--out script.py]``: write the design's TS script (to
     stdout without ``--out``)."""
-    from ..errors import PgStudioError
-    p = Path(design_path)
-    if not p.is_file():
-        raise PgStudioError(f"no design file at {design_path!r}")
-    text = to_ts(Design.from_json(p.read_bytes()))
+    text = to_ts(Design.from_json(read_design_bytes(design_path)))
     ast.parse(text)  # what we write is Python
     if out:
-        Path(out).write_text(text)
+        write_atomic(out, text)
         print(f"wrote {out}")
     else:
         print(text, end="")

@@ -25,6 +25,7 @@ from typing import Any, Iterator
 
 from ..errors import DesignError, PgStudioError
 from ..model.design import Design
+from ..model.files import write_atomic
 from ._manager import capture_managers, stop_capture
 
 #: TS's submodules, all answered by pgstudio.ts (``pipeline`` by pgstudio.ts.pipeline).
@@ -92,6 +93,9 @@ def load(path: str | Path) -> Design:
         source = p.read_text()
     except OSError as exc:
         raise PgStudioError(f"cannot read TS script {str(path)!r}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:  # a binary file given as a script
+        raise PgStudioError(f"cannot read TS script {str(path)!r}: it is not UTF-8 text ({exc.reason} at byte "
+                            f"{exc.start}); give a Python script") from None
     filename = str(p)
     try:
         code = compile(source, filename, "exec")
@@ -131,7 +135,7 @@ def run_import_ts(path: str, out: str | None = None) -> int:
         design = load(path)
     text = design.to_json()
     if out:
-        Path(out).write_text(text)
+        write_atomic(out, text)
         print(f"wrote {out}: {design.summary()}")
     else:
         print(text)

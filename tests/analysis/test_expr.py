@@ -107,3 +107,12 @@ def test_any_text_is_rejected_or_reemitted_from_the_grammar_only(text):
         m = _C_TOKEN.match(c, pos)
         assert m, f"unexpected C at {c[pos:]!r} from {text!r}"
         pos = m.end()
+
+
+@pytest.mark.parametrize("text", ["max(smem_a, 0.f)\n#define X 1", "smem_a # a comment", "smem_a \\\n + 1",
+                                  "smem_\u0430", "smem_a\r+ 1", "smem_a\x00"])
+def test_comments_line_breaks_and_non_ascii_text_are_refused(text):
+    """Python would drop a comment or join lines before the grammar sees them: text the user wrote
+    that would never be compiled is refused, not silently ignored."""
+    with pytest.raises(DesignError, match="comments, line breaks and non-ASCII text are no part of an expression"):
+        ops.parse_expr(text, OPERANDS)

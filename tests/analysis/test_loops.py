@@ -68,15 +68,15 @@ def test_differences_up_to_twice_the_ring_are_kept_exactly():
 
 def test_a_larger_difference_is_a_caveat_and_the_verdict_is_incomplete_not_unsafe_or_safe():
     base = examples.merge_copy()
-    d = base.replace(problem={**base.problem_dict, "half": base.problem_dict["num_tiles"] // 2})
-    uneven = _rebound(d, "store", 0, "half")  # loaders loop twice as long: a real bug, counts compressed
+    d = base.replace(problem={**base.problem_dict, "half_tiles": base.problem_dict["num_tiles"] // 2})
+    uneven = _rebound(d, "store", 0, "half_tiles")  # loaders loop twice as long: a real bug, counts compressed
     v = check(uneven, iterations=4)
     assert v.status == "INCOMPLETE" and v.cause == "loops" and v.kind == "deadlock"
-    assert "half" in v.reason and "num_tiles" in v.reason and v.witness
+    assert "half_tiles" in v.reason and "num_tiles" in v.reason and v.witness
     (diag,) = v.diagnostics()
     assert diag.code == "check.incomplete" and "possible deadlock" in diag.message and "loops=" in diag.hint
     # with values the user chooses to keep the relation, the verdict is definite again
-    v = check(uneven, iterations=4, loops={"half": 2, "num_tiles": 8})
+    v = check(uneven, iterations=4, loops={"half_tiles": 2, "num_tiles": 8})
     assert (v.status, v.kind) == ("UNSAFE", "deadlock")
 
 

@@ -78,7 +78,7 @@ def test_check_a_missing_or_bad_file_exits_2_with_a_message(tmp_path, capsys, co
 
 def test_check_a_folder_exits_2(tmp_path, capsys):
     status, _, err = run(capsys, "check", str(tmp_path))
-    assert status == 2 and "no design file at" in err
+    assert status == 2 and "is a folder, expected a design file" in err
 
 
 def test_example_lists_writes_and_rejects(tmp_path, capsys):

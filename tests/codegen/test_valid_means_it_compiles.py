@@ -127,14 +127,16 @@ def edits(draw, d: Design) -> Design:
         if kind == "async_op":
             return d.with_resource(_config(r, async_producer_op=draw(st.sampled_from(list(AsyncProducerOp)))))
         side = draw(st.sampled_from(("producer_group", "consumer_group")))
-        group = CooperativeGroup(draw(st.sampled_from(list(Agent))), draw(st.sampled_from((1, 2, 4, 8, 32, 128))))
+        agent = draw(st.sampled_from(list(Agent)))  # a group fits one block: at most 32 warps (model/limits.py)
+        group = CooperativeGroup(agent, draw(st.sampled_from((1, 2, 4, 8, 32) if agent is Agent.Warp else (1, 2, 4, 8, 32, 128))))
         return d.with_resource(_config(r, **{side: group}))
     if kind == "warps" and d.tasks:
         t = draw(st.sampled_from(d.tasks))
         return _retask(d, t, warp_idx=draw(st.integers(0, 24)), num_warps=draw(st.sampled_from((1, 2, 3, 4, 8))))
     if kind == "problem" and d.problem:
         key = draw(st.sampled_from([k for k, _ in d.problem]))
-        value = draw(st.one_of(st.sampled_from((8, 32, 64, 96, 100, 128, 256, 0, -4, 4096)), st.just("x"), st.none()))
+        # problem sizes are whole numbers from 0 (model/limits.py refuses -4 when the design is built)
+        value = draw(st.one_of(st.sampled_from((8, 32, 64, 96, 100, 128, 256, 0, 4096)), st.just("x"), st.none()))
         return d.replace(problem=[(k, v) for k, v in d.problem if k != key] + ([] if value is None else [(key, value)]))
     if kind == "compute" and d.deps(res.name):
         deps = d.deps(res.name)

@@ -1,5 +1,8 @@
 """PipelineConfig factories and the config rules (semantics.md section 2)."""
 
+import dataclasses
+import re
+
 import pytest
 
 from pgstudio import (Agent, AsyncProducerOp, CooperativeGroup, DesignError, PipelineConfig, PipelineType,
@@ -57,14 +60,15 @@ def test_explicit_groups_set_the_arrive_counts():
 
 
 @pytest.mark.parametrize("kwargs,code,quoted", [
-    (dict(num_stages=0, num_bytes=1024), "config.num_stages", "num_stages is 0, expected an integer >= 1"),
-    (dict(num_stages=True, num_bytes=1024), "config.num_stages", "num_stages is True, expected an integer >= 1"),
-    (dict(num_stages="2", num_bytes=1024), "config.num_stages", "num_stages is '2', expected an integer >= 1"),
-    (dict(num_stages=2, num_bytes=-16), "config.num_bytes", "num_bytes is -16, expected an integer >= 0"),
+    (dict(num_stages=0, num_bytes=1024), "config.num_stages", "num_stages is 0, expected an integer from 1 to 64"),
+    (dict(num_stages=True, num_bytes=1024), "config.num_stages", "num_stages is True, expected an integer from 1 to 64"),
+    (dict(num_stages="2", num_bytes=1024), "config.num_stages", "num_stages is '2', expected an integer from 1 to 64"),
+    (dict(num_stages=65, num_bytes=1024), "config.num_stages", "num_stages is 65, expected an integer from 1 to 64"),
+    (dict(num_stages=2.0, num_bytes=1024), "config.num_stages", "num_stages is 2.0, expected an integer from 1 to 64"),
+    (dict(num_stages=2, num_bytes=-16), "config.num_bytes", "num_bytes is -16, expected an integer from 0 to 1048575"),
+    (dict(num_stages=2, num_bytes=1 << 20), "config.num_bytes", "num_bytes is 1048576, expected an integer from 0 to"),
     (dict(num_stages=2, num_bytes=0), "config.tma_bytes", "num_bytes is 0, expected a positive multiple of 16"),
     (dict(num_stages=2, num_bytes=100), "config.tma_bytes", "num_bytes is 100, expected a positive multiple of 16"),
-    (dict(num_stages=2, num_bytes=1024, consumer_group=CooperativeGroup(Agent.Warp, 0)), "config.group_size",
-     "consumer_group size is 0, expected an integer >= 1"),
     (dict(num_stages=2, num_bytes=1024, producer_group=128), "config.group_size",
      "producer_group is 128, expected a CooperativeGroup"),
 ])
@@ -91,13 +95,36 @@ def test_unknown_enum_values_are_design_errors():
         PipelineConfig("TmaTma")
 
 
+@pytest.mark.parametrize("agent,size,quoted", [
+    (Agent.Warp, 0, "cooperative group size (Warp) is 0, expected an integer from 1 to 32"),
+    (Agent.Warp, 33, "cooperative group size (Warp) is 33, expected an integer from 1 to 32"),
+    (Agent.Thread, 1025, "cooperative group size (Thread) is 1025, expected an integer from 1 to 1024"),
+    (Agent.Thread, -1, "cooperative group size (Thread) is -1"),
+    (Agent.Thread, 1.5, "cooperative group size (Thread) is 1.5"),
+])
+def test_cooperative_group_sizes_fit_one_block(agent, size, quoted):
+    with pytest.raises(DesignError, match=re.escape(quoted)) as err:
+        CooperativeGroup(agent, size)
+    assert err.value.code == "config.group_size"
+    assert CooperativeGroup(agent, 32).num_threads in (32, 1024)
+
+
+def test_the_config_dataclass_checks_its_value_domain_too():
+    """Not only the factories: dataclasses.replace, the studio and the file loader build the
+    dataclass, and a config with 0 stages must not exist (every ring divides by it)."""
+    cfg = create_tma_async_pipeline_cfg(num_stages=2, num_bytes=1024)
+    for change in (dict(num_stages=0), dict(num_stages=10 ** 9), dict(num_bytes=-1), dict(num_bytes=float("nan"))):
+        with pytest.raises(DesignError) as err:
+            dataclasses.replace(cfg, **change)
+        assert err.value.code in ("config.num_stages", "config.num_bytes")
+
+
 def test_check_config_names_the_resource():
-    cfg = PipelineConfig(PipelineType.TmaAsync, num_stages=0, num_bytes=24,
-                         consumer_group=CooperativeGroup(Agent.Thread, 0))
+    cfg = PipelineConfig(PipelineType.TmaAsync, num_stages=2, num_bytes=24)
     diags = list(check_config(cfg, "smem_a"))
-    assert [d.code for d in diags] == ["config.num_stages", "config.tma_bytes", "config.group_size"]
+    assert [d.code for d in diags] == ["config.tma_bytes"]
     assert all(d.where == ("smem_a",) and "resource 'smem_a'" in d.message for d in diags)
-    assert "num_bytes is 24" in diags[1].message and "TmaAsync" in diags[1].message
+    assert "num_bytes is 24" in diags[0].message and "TmaAsync" in diags[0].message
 
 
 def test_factories_are_also_static_methods_of_pipeline_config_as_in_ts():

@@ -2,7 +2,7 @@
 
 import pytest
 
-from pgstudio import examples
+from pgstudio import DesignError, examples
 from pgstudio.model import Agent, PipelineGroupMode, PipelineType, domain_loop, schedule, ungrouped
 from pgstudio.model.derive import derive_design
 from pgstudio.model import edits as E
@@ -75,10 +75,15 @@ def test_group_sizes_and_agents_are_editable():
         E.set_resource(d, "smem_a", colour="red")
 
 
-def test_stages_zero_is_held_and_reported_not_refused():
-    d = E.set_resource(examples.merge_copy(), "smem_a", num_stages=0)
-    assert d.resource("smem_a").pipeline_config.num_stages == 0
-    assert "config.num_stages" in d.validate().codes()
+def test_stages_out_of_range_are_refused_with_the_rule():
+    """0 stages is no config (every ring divides by it): the edit is refused with the range,
+    and the design the studio holds stays one every file command can load."""
+    d = examples.merge_copy()
+    for stages in (0, 65):
+        with pytest.raises(DesignError, match=f"num_stages is {stages}, expected an integer from 1 to 64") as err:
+            E.set_resource(d, "smem_a", num_stages=stages)
+        assert err.value.code == "config.num_stages"
+    assert E.set_resource(d, "smem_a", num_stages=64).resource("smem_a").pipeline_config.num_stages == 64
 
 
 def test_removing_a_resource_cleans_every_reference():

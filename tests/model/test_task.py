@@ -27,10 +27,12 @@ def test_a_group_member_reference_stands_for_its_resource():
 
 
 @pytest.mark.parametrize("warp_idx,num_warps,quoted", [
-    (-1, 1, "warp_idx is -1, expected an integer >= 0"),
-    (0, 0, "num_warps is 0, expected an integer >= 1"),
-    (0, True, "num_warps is True, expected an integer >= 1"),
-    (1.5, 1, "warp_idx is 1.5, expected an integer >= 0"),
+    (-1, 1, "warp_idx is -1, expected an integer from 0 to 31"),
+    (0, 0, "num_warps is 0, expected an integer from 1 to 32"),
+    (0, True, "num_warps is True, expected an integer from 1 to 32"),
+    (1.5, 1, "warp_idx is 1.5, expected an integer from 0 to 31"),
+    (32, 1, "warp_idx is 32, expected an integer from 0 to 31"),
+    (0, 10 ** 6, "num_warps is 1000000, expected an integer from 1 to 32"),
 ])
 def test_bad_warp_ranges_are_rejected(warp_idx, num_warps, quoted):
     with pytest.raises(DesignError, match=quoted) as err:

@@ -1,9 +1,13 @@
 """Undo / redo history and design files: bad files give messages, never tracebacks."""
 
 import json
+import os
+
+import pytest
 
 from pgstudio import examples
-from pgstudio.studio._files import autosave_path, load_design, parse_design, save_design
+from pgstudio.studio import _files
+from pgstudio.studio._files import autosave_path, autosave_stem, load_design, parse_design, save_design, set_aside
 from pgstudio.studio._history import History
 
 
@@ -38,7 +42,7 @@ def test_bad_files_are_messages(tmp_path):
     (tmp_path / "other.json").write_text(json.dumps({"schema": "something.else", "version": 1}))
     (tmp_path / "new.json").write_text(json.dumps({**json.loads(examples.merge_copy().to_json()), "version": 99}))
     cases = {"junk.json": "not valid JSON", "other.json": "not a pgstudio design", "new.json": "not supported",
-             "missing.json": "no such file", "": "give a file name"}
+             "missing.json": "no design file at", "": "give a file name"}
     for name, words in cases.items():
         design, msg = load_design(tmp_path / name if name else "")
         assert design is None and words in msg, msg
@@ -50,3 +54,58 @@ def test_bad_files_are_messages(tmp_path):
 
 def test_autosave_path_sits_in_the_folder(tmp_path):
     assert autosave_path("lab", tmp_path) == tmp_path / "lab.pgstudio-autosave.json"
+
+
+@pytest.mark.parametrize("name,stem", [
+    ("lab", "lab"), ("../x", "x"), ("../../etc/passwd", "etc_passwd"), ("/abs/path", "abs_path"), ("a\\b", "a_b"),
+    ("..", "studio"), ("", "studio"), (".hidden", "hidden"), ("my lab", "my_lab"), ("CON", "_CON"), ("nul", "_nul"),
+    ("x\x00y", "x_y"), ("\u0430dmin", "dmin"), ("n" * 200, "n" * 64), ("-rf", "rf"),
+])
+def test_autosave_names_become_plain_file_names(name, stem, tmp_path):
+    assert autosave_stem(name) == stem
+    path = autosave_path(name, tmp_path)
+    assert path.parent == tmp_path and path.name == f"{stem}.pgstudio-autosave.json"
+    assert path.resolve().parent == tmp_path.resolve()
+
+
+def test_the_write_is_atomic_a_failed_replace_keeps_the_old_file(tmp_path, monkeypatch):
+    path = tmp_path / "d.json"
+    _files.write_design(examples.merge_copy(), path)
+    before = path.read_bytes()
+
+    def broken(src, dst):
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(_files.os, "replace", broken)
+    ok, msg = save_design(examples.fork_copy(), path)
+    assert not ok and "No space left on device" in msg
+    assert path.read_bytes() == before and os.listdir(tmp_path) == ["d.json"]  # no temporary file left behind
+
+
+def test_saved_files_are_readable_like_any_other(tmp_path):
+    path = tmp_path / "d.json"
+    _files.write_design(examples.merge_copy(), path)
+    assert path.stat().st_mode & 0o777 == 0o644  # not mkstemp's 0600
+
+
+def test_saving_onto_a_folder_is_a_message(tmp_path):
+    ok, msg = save_design(examples.merge_copy(), tmp_path)
+    assert not ok and "is a folder, expected a file" in msg
+
+
+def test_an_oversized_file_is_refused_without_reading_it_all(tmp_path):
+    big = tmp_path / "big.json"
+    with big.open("wb") as f:
+        f.truncate(64 << 20)  # sparse: 64 MB that cost nothing to write
+    design, msg = load_design(big)
+    assert design is None and "expected at most 8388608" in msg
+
+
+def test_set_aside_keeps_the_bytes_under_a_new_name_and_never_overwrites(tmp_path):
+    path = tmp_path / "s.pgstudio-autosave.json"
+    kept = []
+    for text in ("{one", "{two"):
+        path.write_text(text)
+        kept.append(set_aside(path))
+    assert not path.exists() and kept[0] != kept[1]
+    assert [k.read_text() for k in kept] == ["{one", "{two"]
+    assert all(k.parent == tmp_path and ".unreadable-" in k.name and k.name.endswith(".json") for k in kept)
