@@ -8,6 +8,7 @@ mode bar), hover and double-click-to-reset come with every figure, without JavaS
 
 Each mark carries its identity in ``customdata`` so a click can be traced back to the design:
 timeline marks carry the event's index in ``Timeline.events``; barrier cells their slot index.
+The words of a mark's hover are its ``hovertext``.
 The static matplotlib / graphviz pictures stay for files, CI and HTML (``render.timeline``,
 ``render.barriers``).  Plotly is imported when a figure is first built.
 """
@@ -22,9 +23,9 @@ from . import style
 LANE_PX, ROW_PX = 34, 30
 #: The colour of each timeline event kind (work takes its stage colour).
 KIND_COLOUR = {"sync": style.SYNC, "blocked": "#E74C3C"}
-#: Hover text of a timeline event: every field a reader asks about.
-EVENT_HOVER = ("<b>%{customdata[1]}</b> %{customdata[2]}<br>%{customdata[3]}<br>"
-               "start %{base:.1f} ns, lasts %{x:.1f} ns<extra></extra>")
+#: Hover text of a timeline bar and of a mark (``hovertext`` holds the event in words).
+EVENT_HOVER = "%{hovertext}<br>start %{base:.1f} ns, lasts %{x:.1f} ns<extra></extra>"
+MARK_HOVER = "%{hovertext}<br>at %{x:.1f} ns<extra></extra>"
 
 
 def _go() -> Any:
@@ -32,10 +33,39 @@ def _go() -> Any:
     return go
 
 
-def _figure(traces: list[dict], layout: dict) -> Any:
+def _figure(spec: dict) -> Any:
     """A Plotly figure of trusted, internally built parts: Plotly's per-property validation is
     skipped (``_validate=False``, as plotly.express does), which keeps a studio edit fast."""
-    return _go().Figure(data=traces, layout=layout, _validate=False)
+    return _go().Figure(data=spec["data"], layout=spec["layout"], _validate=False)
+
+
+def _columns(trace: dict, numbers: tuple[str, ...] = ("x", "base", "customdata"),
+             texts: tuple[str, ...] = ("y", "hovertext")) -> dict:
+    """Columns as numpy arrays: Plotly copies a number array in one step where it checks (and
+    deep-copies) a list item by item -- most of the cost of swapping a figure in the studio.  So
+    ``customdata`` is a number (the mark's identity) and words go into ``hovertext``."""
+    import numpy as np
+
+    for key in numbers:
+        if key in trace:
+            trace[key] = np.asarray(trace[key], dtype=float)
+    for key in texts:
+        if key in trace:
+            trace[key] = np.asarray(trace[key], dtype=object)
+    return trace
+
+
+def _frame(layout: dict, title: str | None, height: int) -> dict:
+    """Layout entries every figure shares: the title (``None``: none, as in a studio pane whose
+    heading says it), the height, and a width that follows the page (``autosize``)."""
+    layout.update(autosize=True, height=height, hoverlabel={"align": "left"}, plot_bgcolor="#FBFCFC",
+                  font={"family": "Helvetica, Arial, sans-serif", "size": 12})
+    if title:
+        layout["title"] = {"text": title, "font": {"size": 12}}
+    else:
+        layout["title"] = {"text": ""}
+        layout["margin"] = {**layout.get("margin", {}), "t": 28}  # room for the mode bar only
+    return layout
 
 
 def lane_label(name: str, warp: int, n: int) -> str:
@@ -57,58 +87,65 @@ def event_text(e: Any) -> str:
     return ", ".join(p for p in parts if p)
 
 
-def timeline_plot(timeline: Any, *, selected: int | None = None) -> Any:
-    """The timeline as a Plotly figure: one lane per task (warps in the label), work bars in their
+def timeline_plot(timeline: Any, *, selected: int | None = None, title: bool = True) -> Any:
+    """The timeline as a Plotly figure (``timeline_spec``)."""
+    return _figure(timeline_spec(timeline, selected=selected, title=title))
+
+
+def timeline_spec(timeline: Any, *, selected: int | None = None, title: bool = True) -> dict:
+    """The timeline as Plotly data and layout (``{"data": [...], "layout": {...}}``): one lane per task (warps in the label), work bars in their
     stage colour, barrier operations grey, blocked time red, arrivals and phase flips as marks.
     Hover: task, step, target, barrier, slot, stage, phase parity, iteration, start and duration.
-    ``selected``: index of an event to outline (a click in the studio)."""
+    ``selected``: index of an event to outline (a click in the studio); ``title=False`` leaves the
+    summary to the page around the figure."""
     tasks = {name: (w, n) for name, w, n in timeline.tasks}
     lanes = list(timeline.lanes)
     label = {t: lane_label(t, *tasks.get(t, (0, 1))) for t in lanes}
     bars: dict[str, dict[str, list]] = {}
     marks: dict[str, dict[str, list]] = {}
     for i, e in enumerate(timeline.events):
-        data = (i, e.task, e.op, event_text(e))
+        words = f"<b>{e.task}</b> {e.op}<br>{event_text(e)}"
         if e.end > e.start:
             key = e.kind if e.kind in KIND_COLOUR else "work"
-            b = bars.setdefault(key, {"x": [], "base": [], "y": [], "c": [], "colour": []})
+            b = bars.setdefault(key, {"x": [], "base": [], "y": [], "c": [], "h": [], "colour": []})
             b["x"].append(e.end - e.start)
             b["base"].append(e.start)
             b["y"].append(label.get(e.task, e.task))
-            b["c"].append(data)
+            b["c"].append(i)
+            b["h"].append(words)
             b["colour"].append(KIND_COLOUR.get(key) or style.stage_colour(e.stage))
         else:
-            m = marks.setdefault(e.kind, {"x": [], "y": [], "c": []})
+            m = marks.setdefault(e.kind, {"x": [], "y": [], "c": [], "h": []})
             m["x"].append(e.start)
             m["y"].append(label.get(e.task, e.task))
-            m["c"].append(data)
+            m["c"].append(i)
+            m["h"].append(words)
     traces: list[dict] = []
     names = {"work": "work (stage colour)", "sync": "barrier operation", "blocked": "blocked on a barrier"}
     for key in ("work", "sync", "blocked"):
         if key not in bars:
             continue
         b = bars[key]
-        lines = [2.5 if c[0] == selected else 0.5 for c in b["c"]]
-        traces.append(dict(type="bar", x=b["x"], base=b["base"], y=b["y"], orientation="h", name=names[key],
-                           customdata=b["c"], marker={"color": b["colour"], "line": {"color": style.INK, "width": lines}},
-                           hovertemplate=EVENT_HOVER, width=0.6 if key != "sync" else 0.35))
+        lines = [2.5 if c == selected else 0.5 for c in b["c"]]
+        traces.append(_columns(dict(
+            type="bar", x=b["x"], base=b["base"], y=b["y"], orientation="h", name=names[key], customdata=b["c"],
+            hovertext=b["h"], marker={"color": b["colour"], "line": {"color": style.INK, "width": lines}},
+            hovertemplate=EVENT_HOVER, width=0.6 if key != "sync" else 0.35)))
     symbols = {"arrive": ("triangle-down", style.ROLE["full"], "arrive"),
                "phase_flip": ("diamond", style.HIGHLIGHT, "phase flip")}
     for kind, m in marks.items():
         symbol, colour, name = symbols.get(kind, ("circle", style.MUTED, "instant step"))
-        traces.append(dict(type="scatter", x=m["x"], y=m["y"], mode="markers", name=name, customdata=m["c"],
-                           marker={"symbol": symbol, "color": colour, "size": 8,
-                                   "line": {"color": style.INK, "width": 0.5}},
-                           hovertemplate="<b>%{customdata[1]}</b> %{customdata[2]}<br>%{customdata[3]}<br>"
-                                         "at %{x:.1f} ns<extra></extra>"))
-    return _figure(traces, dict(
-        title={"text": timeline.summary(), "font": {"size": 12}}, barmode="overlay", bargap=0.25,
-        height=130 + LANE_PX * max(len(lanes), 1), margin={"l": 10, "r": 10, "t": 40, "b": 40},
+        traces.append(_columns(dict(
+            type="scatter", x=m["x"], y=m["y"], mode="markers", name=name, customdata=m["c"], hovertext=m["h"],
+            marker={"symbol": symbol, "color": colour, "size": 8, "line": {"color": style.INK, "width": 0.5}},
+            hovertemplate=MARK_HOVER)))
+    layout = dict(
+        barmode="overlay", bargap=0.25, margin={"l": 10, "r": 10, "t": 40, "b": 40},
         xaxis={"title": "time (ns)", "rangemode": "tozero"},
         yaxis={"categoryorder": "array", "categoryarray": [label[t] for t in reversed(lanes)], "automargin": True},
-        legend={"orientation": "h", "y": -0.25 if len(lanes) > 3 else -0.4}, dragmode="zoom",
-        hoverlabel={"align": "left"}, uirevision="timeline", plot_bgcolor="#FBFCFC",
-        font={"family": "Helvetica, Arial, sans-serif", "size": 12}))
+        legend={"orientation": "h", "y": -0.25 if len(lanes) > 3 else -0.4}, dragmode="zoom", uirevision="timeline")
+    height = (130 if title else 118) + LANE_PX * max(len(lanes), 1)
+    return {"data": traces, "layout": _frame(layout, timeline.summary() if title else None, height)}
 
 
 def slot_text(layout: Any, s: Any, buffers: dict[str, Any] | None = None) -> str:
@@ -132,7 +169,12 @@ def slot_text(layout: Any, s: Any, buffers: dict[str, Any] | None = None) -> str
     return "<br>".join(lines)
 
 
-def barrier_plot(layout: Any, smem: Any = None, *, selected: int | None = None) -> Any:
+def barrier_plot(layout: Any, smem: Any = None, *, selected: int | None = None, title: bool = True) -> Any:
+    """The barrier layout as a Plotly figure (``barrier_spec``)."""
+    return _figure(barrier_spec(layout, smem, selected=selected, title=title))
+
+
+def barrier_spec(layout: Any, smem: Any = None, *, selected: int | None = None, title: bool = True) -> dict:
     """The barrier layout as a grid: one row per barrier set (full blue, empty orange), one cell
     per stage, in shared-memory order.  Hover: slot, offset, phase parity per round, arrivals as
     threads and warps, tx bytes, arrivers and waiters, and the buffer stage it guards (``smem``:
@@ -144,42 +186,55 @@ def barrier_plot(layout: Any, smem: Any = None, *, selected: int | None = None) 
         slots = [s for s in layout.slots if style.role_of(s.set) == role]
         if not slots:
             continue
-        traces.append(dict(
+        traces.append(_columns(dict(
             type="bar", x=[1] * len(slots), base=[s.stage for s in slots], y=[s.set for s in slots], orientation="h",
-            name=style.ROLE_WHAT[role], customdata=[(s.index, slot_text(layout, s, buffers)) for s in slots],
+            name=style.ROLE_WHAT[role], customdata=[s.index for s in slots],
+            hovertext=[slot_text(layout, s, buffers) for s in slots],
             text=[f"s{s.stage} · {s.arrive_count}" + (f"+{style.fmt_bytes(s.tx_bytes)}" if s.tx_bytes else "")
                   for s in slots],
             textposition="inside", insidetextanchor="middle",
             marker={"color": [style.stage_colour(s.stage) for s in slots],
                     "line": {"color": style.ROLE[role], "width": [4 if s.index == selected else 2 for s in slots]}},
-            hovertemplate="%{customdata[1]}<extra></extra>", width=0.7))
+            hovertemplate="%{hovertext}<extra></extra>", width=0.7)))
     stages = max((b.stages for b in layout.sets), default=1)
-    return _figure(traces, dict(
-        title={"text": f"{layout.num_barriers} barriers ({layout.num_barriers * 8} B): cell = stage · arrivals "
-                       f"(+ tx bytes)", "font": {"size": 12}},
-        barmode="overlay", height=120 + ROW_PX * max(len(rows), 1), margin={"l": 10, "r": 10, "t": 40, "b": 30},
+    frame = dict(
+        barmode="overlay", margin={"l": 10, "r": 10, "t": 40, "b": 30},
         xaxis={"title": "stage", "tickmode": "array", "tickvals": [k + 0.5 for k in range(stages)],
                "ticktext": [str(k) for k in range(stages)], "range": [0, stages]},
         yaxis={"categoryorder": "array", "categoryarray": list(reversed(rows)), "automargin": True},
-        legend={"orientation": "h", "y": -0.3}, hoverlabel={"align": "left"}, uirevision="barriers",
-        plot_bgcolor="#FBFCFC", font={"family": "Helvetica, Arial, sans-serif", "size": 12}))
+        legend={"orientation": "h", "y": -0.3}, uirevision="barriers")
+    head = f"{layout.num_barriers} barriers ({layout.num_barriers * 8} B): cell = stage · arrivals (+ tx bytes)"
+    height = (120 if title else 108) + ROW_PX * max(len(rows), 1)
+    return {"data": traces, "layout": _frame(frame, head if title else None, height)}
 
 
 def figure_widget(fig: Any) -> Any:
-    """``fig`` as a widget for Lab and Voila (click callbacks in Python)."""
-    widget = _go().FigureWidget(fig, _validate=False)
+    """``fig`` (a Figure or a spec) as a widget for Lab and Voila (click callbacks in Python)."""
+    spec = fig if isinstance(fig, dict) else None
+    widget = _go().FigureWidget(_figure(fig) if spec else fig, _validate=False)
+    if spec is not None:
+        widget._pg_layout = dict(spec["layout"])  # what replace_figure compares the next layout with
     return widget
 
 
 def replace_figure(widget: Any, fig: Any) -> None:
-    """Show ``fig`` in an existing widget: swap the traces, update the layout (zoom kept by
-    ``uirevision``); far cheaper than a new widget."""
+    """Show ``fig`` (a Figure, or a spec of ``timeline_spec`` / ``barrier_spec``: cheaper, as
+    nothing is copied twice) in an existing widget: swap the traces and update the layout entries
+    that changed (zoom kept by ``uirevision``); far cheaper than a new widget.  Plotly checks every
+    entry it is given, so the entries a spec repeats unchanged (fonts, margins, axes) are not sent."""
+    if isinstance(fig, dict):
+        data, layout = fig["data"], dict(fig["layout"])
+    else:
+        data, layout = list(fig.data), fig.layout.to_plotly_json()
+        layout.pop("template", None)  # the theme is set once, when the widget is made
+    shown = getattr(widget, "_pg_layout", {})
+    changed = {k: v for k, v in layout.items() if k not in shown or shown[k] != v}
     with widget.batch_update():
         widget.data = []
-        widget.add_traces(list(fig.data))
-        layout = fig.layout.to_plotly_json()
-        layout.pop("template", None)  # the theme is set once, when the widget is made
-        widget.update_layout(layout)
+        widget.add_traces(data)
+        if changed:
+            widget.update_layout(changed)
+    widget._pg_layout = layout
 
 
 def to_html(fig: Any) -> str:
@@ -187,5 +242,5 @@ def to_html(fig: Any) -> str:
     return fig.to_html(include_plotlyjs=True, full_html=True)
 
 
-__all__ = ["barrier_plot", "event_text", "figure_widget", "lane_label", "replace_figure", "slot_text", "timeline_plot",
-           "to_html"]
+__all__ = ["barrier_plot", "barrier_spec", "event_text", "figure_widget", "lane_label", "replace_figure", "slot_text",
+           "timeline_plot", "timeline_spec", "to_html"]

@@ -45,7 +45,7 @@ class _FigurePane:
 
     def _clicked(self, trace: Any, points: Any, _selector: Any) -> None:
         if points.point_inds:
-            self.select(int(trace.customdata[points.point_inds[0]][0]))
+            self.select(int(trace.customdata[points.point_inds[0]]))
 
     def select(self, index: int) -> None:  # pragma: no cover - each pane overrides it
         raise NotImplementedError
@@ -78,7 +78,7 @@ class TimelinePane(_FigurePane):
         self.timeline: Any = None
 
     def update(self, snapshot: Any) -> None:
-        from ..render.interactive import timeline_plot
+        from ..render.interactive import timeline_spec
 
         self.snapshot, self.link, self.details.value = snapshot, None, ""
         self.export_note.value = ""
@@ -95,7 +95,7 @@ class TimelinePane(_FigurePane):
                            "click a step to see it in the schedule, the graph and the CUDA source</div>")
         self.holder.layout.display = None
         self.export.disabled = False
-        self._show(timeline_plot(self.timeline))
+        self._show(timeline_spec(self.timeline, title=False))  # the head above says what it is
 
     def select(self, index: int) -> None:
         """What a click on event ``index`` of the timeline does."""
@@ -129,13 +129,13 @@ class BarrierPane(_FigurePane):
         self.widget.add_class("pg-pane-barriers")
 
     def update(self, snapshot: Any) -> None:
-        from ..render.interactive import barrier_plot
+        from ..render.interactive import barrier_spec
 
         self.snapshot, self.link, self.details.value = snapshot, None, ""
         self.head.value = snapshot.barrier_head_html()
         self.static.value = ""
         try:
-            fig = barrier_plot(snapshot.layout, snapshot.smem)
+            fig = barrier_spec(snapshot.layout, snapshot.smem, title=False)
         except Exception as exc:
             self.holder.layout.display = "none"
             self.details.value = snapshot.unavailable_html(exc)

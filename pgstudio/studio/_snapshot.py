@@ -11,6 +11,7 @@ studio.
 from __future__ import annotations
 
 import base64
+from concurrent.futures import Future, ThreadPoolExecutor
 from functools import cached_property
 from html import escape
 from typing import Any, Callable
@@ -28,6 +29,18 @@ from ..render.display import bundle
 
 #: Iterations of inner (k) loops the timeline and the checker unroll: enough to show the pattern.
 INNER = 2
+
+
+#: One thread lays out dependency graphs: Graphviz runs as a subprocess, so while it works the
+#: studio's own thread draws the other panes (``Snapshot.prefetch_graph``).
+_GRAPHVIZ: ThreadPoolExecutor | None = None
+
+
+def _graphviz_thread() -> ThreadPoolExecutor:
+    global _GRAPHVIZ
+    if _GRAPHVIZ is None:
+        _GRAPHVIZ = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pgstudio-graphviz")
+    return _GRAPHVIZ
 
 
 class Unavailable(Exception):
@@ -71,6 +84,7 @@ class Snapshot:
     def __init__(self, design: Design, iterations: int = 2) -> None:
         self.design = design
         self.iterations = iterations
+        self._graphs: dict[str | None, Future] = {}
 
     # -- always computed (cheap, standard library) ----------------------------------------
     @cached_property
@@ -130,10 +144,19 @@ class Snapshot:
         except Exception as exc:
             return f"shared memory layout unavailable: {exc}"
 
+    def _graph_svg(self, highlight: str | None) -> str:
+        return dependency_graph(self.design, report=self.report, highlight=highlight).pipe(format="svg").decode()
+
+    def prefetch_graph(self, highlight: str | None = None) -> None:
+        """Start laying out the graph in the background; ``graph_html`` picks the result up."""
+        if highlight not in self._graphs:
+            self.report  # computed here, not raced for by the thread
+            self._graphs[highlight] = _graphviz_thread().submit(self._graph_svg, highlight)
+
     def graph_html(self, highlight: str | None = None) -> str:
         def build() -> str:
-            svg = dependency_graph(self.design, report=self.report, highlight=highlight).pipe(format="svg").decode()
-            return svg_block(svg, inline=True)
+            pending = self._graphs.pop(highlight, None)
+            return svg_block(pending.result() if pending else self._graph_svg(highlight), inline=True)
         return guarded(build)
 
     @cached_property

@@ -48,7 +48,8 @@ class ViewPanes:
         self.snapshot = snapshot
         self.stale = {key for key, _ in PANES}
         if everything or (everything is None and not self.lazy):
-            for key, _ in PANES:
+            snapshot.prefetch_graph(self.highlight)  # Graphviz lays it out while the others draw
+            for key in [k for k, _ in PANES if k != "graph"] + ["graph"]:
                 self.draw(key)
         else:
             self.draw_visible()

@@ -16,10 +16,10 @@ from pgstudio.render.interactive import barrier_plot, slot_text, timeline_plot, 
 def test_timeline_marks_carry_their_event_and_every_hover_field():
     tl = simulate(examples.merge_copy(), iterations=4)
     fig = timeline_plot(tl)
-    ids = sorted(int(c[0]) for tr in fig.data for c in tr.customdata)
+    ids = sorted(int(c) for tr in fig.data for c in tr.customdata)
     assert ids == list(range(len(tl.events)))  # every event is one mark, findable by a click
     blocked = next(tr for tr in fig.data if tr.name == "blocked on a barrier")
-    text = blocked.customdata[0][3]
+    text = blocked.hovertext[0]
     for word in ("iteration", "barrier ab.", "slot", "stage", "phase parity"):
         assert word in text
     assert "load_a · warp 0" in fig.layout.yaxis.categoryarray and "store · warps 4-7" in fig.layout.yaxis.categoryarray

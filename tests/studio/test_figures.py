@@ -60,3 +60,23 @@ def test_export_for_perfetto(studio, tmp_path):
     path = studio.timeline.export_trace()
     doc = json.loads(path.read_text())
     assert path.parent == tmp_path and doc["traceEvents"] and "ui.perfetto.dev" in studio.timeline.export_note.value
+
+
+def test_every_pane_after_an_edit_shows_the_new_design(tmp_path):
+    """lazy=False draws every pane per edit; the graph is laid out beside the others (a thread
+    waiting on Graphviz) and what it shows is what a fresh snapshot draws."""
+    from html import escape
+
+    from pgstudio.render.interactive import timeline_spec
+    from pgstudio.studio._snapshot import Snapshot
+
+    s = Studio(examples.merge_copy(), folder=tmp_path, debounce=0, lazy=False)
+    assert s.set_group("ab", mode="FusedMerge")
+    fresh = Snapshot(s.design)
+    assert s.views.html["graph"].value == fresh.graph_html() and "FusedMerge" in fresh.graph_html()
+    widget = s.timeline.figure
+    spec = timeline_spec(fresh.timeline, title=False)
+    assert widget.layout.height == spec["layout"]["height"] and widget.layout.autosize
+    assert sum(len(t.x) for t in widget.data) == sum(len(t["x"]) for t in spec["data"])
+    assert not widget.layout.title.text  # the pane's heading says what it is; the figure does not repeat it
+    assert escape(fresh.timeline.summary()) in s.timeline.head.value
