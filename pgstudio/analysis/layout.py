@@ -256,6 +256,11 @@ class Buffer:
     def num_bytes(self) -> int:
         return self.stage_bytes * self.stages
 
+    def stage_range(self, stage: int) -> tuple[int, int]:
+        """Shared-memory bytes ``[start, end)`` of ``stage``: what the barriers of that stage guard."""
+        start = self.offset + stage * self.stage_bytes
+        return start, start + self.stage_bytes
+
 
 @dataclass(frozen=True)
 class Staging:

@@ -24,7 +24,7 @@ from typing import Mapping
 from ..errors import DesignError
 from ..model.design import Design
 from ..model.kinds import OpKind, Who
-from ..model.protocol import START_PHASE
+from ..model.protocol import wait_parity
 from ..model.schedule import Step
 from ..model.targets import DTYPE_BYTES
 from .layout import BarrierLayout, barrier_layout
@@ -205,7 +205,7 @@ class _Unroller:
             f = self.facts[id(rs)] = self._facts(rs)
         stage, rnd, side = self._where(rs.cursor)
         acts = tuple(Act(verb, name, role, self.first[name] + stage, stage, rnd,
-                         ((rnd & 1) ^ START_PHASE[side]) if verb == "wait" else -1, arrivals, tx, who)
+                         wait_parity(side, rnd) if verb == "wait" else -1, arrivals, tx, who)
                      for verb, name, role, arrivals, tx, who in f["acts"])
         members = f["members"]
         kw: dict = {}

@@ -234,6 +234,23 @@ def arrives_on(role: Role | str, side: Side | str, kind: OpKind) -> bool:
     return any(a.role == role and a.verb.arrives for a in side_actions(side, kind))
 
 
+def wait_parity(side: Side | str, rnd: int) -> int:
+    """The parity a ``side``'s wait passes on in round ``rnd`` of a stage (iteration ``rnd * S +
+    stage``): its cursor's phase, which starts at ``START_PHASE`` and flips every round.  The
+    consumer waits on full with ``r & 1``; the producer on empty with ``(r & 1) ^ 1``, so a fresh
+    empty barrier (phase "-1" complete) lets the first round pass.
+
+    >>> [wait_parity("consumer", r) for r in range(3)], [wait_parity("producer", r) for r in range(3)]
+    ([0, 1, 0], [1, 0, 1])
+    """
+    return (rnd & 1) ^ START_PHASE[side]  # a Side is its string, so either keys the table
+
+
+def waiter(role: Role | str) -> Side:
+    """The side that waits on a ``role`` barrier (the other side arrives on it)."""
+    return Side.CONSUMER if ARRIVER[Role(role)] is Side.PRODUCER else Side.PRODUCER
+
+
 def expects_tx(kind: OpKind) -> bool:
     """Does a producer of ``kind`` arm transaction bytes on its full barrier?"""
     return any(a.verb is Verb.ARRIVE_EXPECT_TX for a in side_actions(Side.PRODUCER, kind))
@@ -241,4 +258,4 @@ def expects_tx(kind: OpKind) -> bool:
 
 __all__ = ["ADVANCES", "ARRIVER", "Action", "GROUP_OPS", "PROTOCOL", "PipelineGroupMode", "SIGNALLER_WHY",
            "START_PHASE", "SYNCS_ON", "arrives_on", "arrives_once", "expected_threads", "expects_tx",
-           "group_actions", "is_group_op", "member_actions", "side_actions", "signaller"]
+           "group_actions", "is_group_op", "member_actions", "side_actions", "signaller", "wait_parity", "waiter"]

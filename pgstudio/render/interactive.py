@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import style
+from . import _slots, style
 
 #: Pixels per timeline lane and per barrier row.
 LANE_PX, ROW_PX = 34, 30
@@ -149,23 +149,14 @@ def timeline_spec(timeline: Any, *, selected: int | None = None, title: bool = T
 
 
 def slot_text(layout: Any, s: Any, buffers: dict[str, Any] | None = None) -> str:
-    """A barrier slot in words: set, stage, phase parity per round, arrivals as threads and warps,
-    tx bytes, and the shared-memory buffer stage it guards."""
+    """A barrier slot in words (``_slots``): set, stage, arrivals as threads and warps, tx bytes,
+    who waits with which parity in which iterations, and the shared-memory bytes it guards."""
     bset = next((b for b in layout.sets if b.name == s.set), None)
-    threads = s.arrive_count
-    warps = f" = {threads // 32} warp{'s' if threads // 32 != 1 else ''}" if threads >= 32 and threads % 32 == 0 else ""
-    lines = [f"slot {s.index} at byte {s.offset}: {s.set} stage {s.stage}",
-             f"arrivals per phase: {threads} thread{'s' if threads != 1 else ''}{warps}"
-             + (f" + {s.tx_bytes} tx bytes" if s.tx_bytes else "")]
+    lines = [f"slot {s.index} at byte {s.offset}: {s.set} stage {s.stage}", _slots.arrive_text(s)]
     if bset is not None:
         lines.append(f"arrive: {', '.join(bset.arrivers) or '-'}; wait: {', '.join(bset.waiters) or '-'}")
-        lines.append(f"round r completes phase r: wait parity r & 1 (0, 1, 0, ...) on iterations "
-                     f"{s.stage}, {s.stage + bset.stages}, {s.stage + 2 * bset.stages}, ...")
-        for m in bset.members:
-            buf = (buffers or {}).get(m)
-            if buf is not None:
-                lines.append(f"guards {m} stage {s.stage}: shared bytes {buf.offset + s.stage * buf.stage_bytes}.."
-                             f"{buf.offset + (s.stage + 1) * buf.stage_bytes - 1}")
+        lines.append(_slots.parity_text(bset, s.stage))
+        lines.extend(_slots.guard_lines(bset, s.stage, buffers))
     return "<br>".join(lines)
 
 

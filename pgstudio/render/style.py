@@ -63,6 +63,24 @@ def role_colour(barrier_or_role: str) -> str:
     return ROLE.get(barrier_or_role) or ROLE[role_of(barrier_or_role)]
 
 
+def fmt_warps(threads: int) -> str:
+    """An arrive count in warps: 128 -> '4 warps', 32 -> '1 warp', 129 -> '4 warps + 1', 1 -> '1 thread'.
+
+    Init counts are thread counts (every thread of the cooperative group arrives); a form that
+    asks for warps (``CooperativeGroup(Agent.Warp, 4)``) means 4 x 32 of them."""
+    warps, rest = divmod(threads, 32)
+    if not warps:
+        return f"{threads} thread{'s' if threads != 1 else ''}"
+    head = f"{warps} warp{'s' if warps != 1 else ''}"
+    return head if not rest else f"{head} + {rest}"
+
+
+def fmt_threads(threads: int) -> str:
+    """'128 threads = 4 warps', '1 thread', '129 threads = 4 warps + 1'."""
+    text = f"{threads} thread{'s' if threads != 1 else ''}"
+    return text if threads < 32 else f"{text} = {fmt_warps(threads)}"
+
+
 def fmt_bytes(n: int) -> str:
     """16384 -> '16 KiB', 96 -> '96 B' (exact when not a whole KiB)."""
     if n >= 1024 and n % 1024 == 0:

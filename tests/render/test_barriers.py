@@ -1,5 +1,6 @@
-"""The barrier-layout picture: one cell per slot with its stage, arrive count and tx bytes, in
-shared-memory order, grouped into barrier sets with their arrivers and waiters."""
+"""The barrier-layout picture: one cell per slot with its stage, arrive count (threads and warps),
+tx bytes, iterations and wait parity, in shared-memory order, grouped into barrier sets with their
+arrivers, waiters and the resources they guard; a design's data buffers per stage."""
 
 from __future__ import annotations
 
@@ -40,10 +41,18 @@ def test_one_cell_per_slot_with_stage_arrive_count_and_tx(name):
     cells = _cells(fig)
     assert len(cells) == layout.num_barriers
     xs = {}
+    sets = {s.name: s for s in layout.sets}
     for slot in layout.slots:
         tx = style.fmt_bytes(slot.tx_bytes) if slot.tx_bytes else "0"
         label = texts[f"slot-{slot.index}"]
-        assert label.get_text() == f"stage {slot.stage}\narrive {slot.arrive_count}\ntx {tx}"
+        stages = sets[slot.set].stages
+        its = ",".join(str(slot.stage + r * stages) for r in range(3))
+        # consumers wait on full with parity r & 1; producers on empty with its complement
+        parity = "0,1,0" if style.role_of(slot.barrier) == "full" else "1,0,1"
+        warps = f"{slot.arrive_count // 32} warps" if slot.arrive_count >= 64 else (
+            "1 warp" if slot.arrive_count == 32 else f"{slot.arrive_count} thread" + "s" * (slot.arrive_count != 1))
+        assert label.get_text() == (f"stage {slot.stage}\narrive {slot.arrive_count}\n({warps})\ntx {tx}\n"
+                                    f"iters {its}\nparity {parity}")
         assert texts[f"offset-{slot.index}"].get_text() == str(slot.offset)
         # the label sits in the middle of its cell, and the cell has the stage and role colours
         cx, cy = label.get_position()
@@ -64,6 +73,31 @@ def test_sets_are_labelled_with_their_arrivers_and_waiters():
     assert texts["set-ab.shared_full"] == f"shared_full x{layout.sets[0].stages}"
     assert texts["tasks-ab.shared_full"].startswith("arrive: load_a, load_b\n")
     assert texts["row-ab"] == "ab"
+
+
+def test_sets_say_what_they_guard_and_a_design_shows_its_buffers_by_stage():
+    from pgstudio.analysis.layout import smem_layout
+
+    design = examples.fork_gemm_act()
+    fig = barrier_figure(design)
+    texts = _texts(fig)
+    layout = barrier_layout(design)
+    assert texts["guards-fa.shared_full"] == "guards smem_a, smem_act"
+    assert texts["guards-fa.empty_1"] == "guards smem_act"
+    act = next(s for s in layout.slots if s.set == "fa.empty_1")
+    assert "\n(4 warps)\n" in texts[f"slot-{act.index}"]  # the act task's 128 threads are 4 warps
+    smem = smem_layout(design)
+    cells = _cells(fig, "buffers-")
+    for buf in smem.buffers:
+        label = texts[f"buffer-{buf.resource}"]
+        assert label == buf.resource + (f" (view of {buf.alias_of})" if buf.alias_of else "")
+        for stage in range(buf.stages):
+            start = buf.offset + stage * buf.stage_bytes
+            text = next(t for t in fig.axes[0].texts if t.get_gid() == f"buffer-{buf.resource}-{stage}")
+            assert text.get_text() == f"[{start // 1024}K, {(start + buf.stage_bytes) // 1024}K)"
+            cx, cy = text.get_position()  # the stage's bytes sit in a cell of the stage's colour
+            assert cells[(round(cx - 0.5, 6), round(cy - 0.18, 6))][0] == style.stage_colour(stage).lower()
+    assert not any(k.startswith("buffer-") for k in _texts(barrier_figure(layout)))
 
 
 def test_a_group_alone_draws_without_task_lines():
@@ -104,6 +138,11 @@ def test_comparison_says_how_many_barriers_grouping_saves():
     assert len(_cells(fig, "p0-slots-")) == grouped.num_barriers
     assert len(_cells(fig, "p1-slots-")) == alone.num_barriers
     assert len(_cells(fig, "strips-")) == grouped.num_barriers + alone.num_barriers
+    texts = _texts(fig)  # the grouped panel shows the buffers once; the twin's guard lines name them
+    assert "p0-buffer-smem_a" in texts and not any(k.startswith("p1-buffer-") for k in texts)
+    caption = next(t for t in fig.texts if t.get_gid() == "caption")
+    chars = max(len(line) for line in caption.get_text().splitlines())  # wrapped inside the figure, none cut off
+    assert caption.get_text().count("\n") >= 1 and chars * 7 * 0.56 / 72 < fig.get_figwidth()
 
 
 def test_legend_explains_roles_and_stages():

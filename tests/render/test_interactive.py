@@ -33,7 +33,7 @@ def test_barrier_grid_says_parity_buffer_and_arrivals_in_threads_and_warps():
     empty = next(s for s in layout.slots if s.set == "ab.shared_empty" and s.stage == 1)
     text = slot_text(layout, empty, {b.resource: b for b in smem.buffers})
     assert "arrivals per phase: 128 threads = 4 warps" in text
-    assert "wait parity r & 1" in text and "iterations 1, 5, 9" in text
+    assert "the producer waits with parity 1, 0, 1 in iterations 1, 5, 9" in text
     a = next(b for b in smem.buffers if b.resource == "smem_a")
     assert f"guards smem_a stage 1: shared bytes {a.offset + 8192}..{a.offset + 2 * 8192 - 1}" in text
 
