@@ -7,7 +7,8 @@ imported when a picture is first drawn, not when this package is imported.
 from ._figure import to_png, to_svg
 from .barriers import barrier_figure, comparison_figure, layout_svg
 from .graph import dependency_graph, graph_svg
+from .modes import modes_figure, modes_svg
 from .timeline import timeline_figure, timeline_svg
 
-__all__ = ["barrier_figure", "comparison_figure", "dependency_graph", "graph_svg", "layout_svg", "timeline_figure",
-           "timeline_svg", "to_png", "to_svg"]
+__all__ = ["barrier_figure", "comparison_figure", "dependency_graph", "graph_svg", "layout_svg", "modes_figure",
+           "modes_svg", "timeline_figure", "timeline_svg", "to_png", "to_svg"]
