@@ -39,7 +39,7 @@ lab: $(STAMP)
 studio: $(STAMP)
 	$(BIN)/voila notebooks/00_studio.ipynb
 
-# Rewrite the notebooks from notebooks/_build.py (no outputs, python3 kernel).
+# Rewrite the notebooks from notebooks/_build.py and run them (no GPU visible): committed with outputs.
 notebooks: $(STAMP)
 	$(BIN)/python notebooks/_build.py
 

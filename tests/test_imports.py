@@ -26,7 +26,7 @@ ROOT = Path(pgstudio.__file__).parent
 LAYERS: dict[str, float] = {
     "errors": 0,
     "model": 1, "examples": 1.1, "mistakes": 1.2,  # designs built from the model alone
-    "analysis": 2,
+    "analysis": 2, "exercises": 2.5,  # exercises are answered by the analysis
     "render": 3, "codegen": 3,
     "runtime": 4,
     "studio": 5, "ts": 5,

@@ -11,7 +11,8 @@ HTML bars.
 
 from __future__ import annotations
 
-from html import escape
+import re
+from html import escape, unescape
 from typing import Any, Callable
 
 import ipywidgets as W
@@ -138,6 +139,12 @@ class BenchPane:
 
     def _log(self, html: str) -> None:
         self.log.value += f"<div>{html}</div>"
+
+    def log_text(self) -> str:
+        """What the pane's log says, as plain text, one line per step (for a page read without a
+        running kernel, and for tests)."""
+        lines = re.sub(r"<details>.*?</details>", "", self.log.value, flags=re.S).split("</div>")
+        return "\n".join(" ".join(unescape(re.sub(r"<[^>]+>", "", ln)).split()) for ln in lines if ln.strip())
 
     def run(self) -> Any:
         """Compile and benchmark the current design; returns the results table or None."""

@@ -151,7 +151,15 @@ class Studio:
         return unescape(re.sub(r"<[^>]+>", "", self.message.value))
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        return self.widget._repr_mimebundle_(**kwargs)
+        """The widget; for a page shown without a running kernel (a notebook on GitHub, an HTML
+        export), a line of HTML and text that says what the studio holds and how to use it."""
+        bundle = self.widget._repr_mimebundle_(**kwargs)
+        if isinstance(bundle, tuple):
+            bundle = bundle[0]
+        snap = self.snapshot
+        text = (f"pgstudio studio: {self.design.summary()}; {snap.status()}; {snap.barrier_counts()}. "
+                "The studio is interactive: run this notebook in JupyterLab (or `make studio`) to use it.")
+        return {**bundle, "text/plain": text, "text/html": f"<p class='pgstudio'>{escape(text)}</p>"}
 
     # -- applying edits -----------------------------------------------------------------------
     def say(self, text: str, bad: bool = False) -> None:

@@ -122,3 +122,24 @@ def test_bar_chart_orders_nothing_and_scales_to_the_slowest():
     html = _bench_pane.bar_chart([("a", 10.0, "verified"), ("b", 20.0, "NOT verified")])
     assert "width:50.0%" in html and "width:100.0%" in html and "NOT verified" in html
     assert _bench_pane.result_rows(type("G", (), {"rows": [("design", 0.25, 100.0)]})()) == [("design", 250.0, "verified")]
+
+
+def test_the_log_reads_as_text(tmp_path):
+    """What the pane says, without its HTML: for a page read without a running kernel."""
+    from pgstudio import examples
+    from pgstudio.studio import Studio
+
+    s = Studio(examples.merge_copy(), folder=tmp_path, debounce=0)
+    s.bench._log("generated <code>pg_merge_copy</code>: 251 lines")
+    s.bench._log("<span class='pg-bad'>sm_90a: failed</span><details><summary>compiler log</summary><pre>x</pre></details>")
+    assert s.bench.log_text() == "generated pg_merge_copy: 251 lines\nsm_90a: failed"
+
+
+def test_a_page_without_a_kernel_shows_what_the_studio_holds(tmp_path):
+    from pgstudio import examples
+    from pgstudio.studio import Studio
+
+    bundle = Studio(examples.merge_gemm(), folder=tmp_path, debounce=0)._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle  # a front end with widgets shows the studio
+    for mime in ("text/plain", "text/html"):  # one without (GitHub, nbviewer) says what it holds
+        assert "merge_gemm" in bundle[mime] and "11 barriers" in bundle[mime] and "JupyterLab" in bundle[mime]
