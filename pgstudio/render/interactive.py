@@ -19,6 +19,8 @@ from typing import Any
 
 from . import _slots, style
 
+#: Plotly config of the studio's figures: fill the pane's width, follow it when it changes.
+CONFIG = {"autosizable": True, "responsive": True, "displaylogo": False}
 #: Pixels per timeline lane and per barrier row.
 LANE_PX, ROW_PX = 34, 30
 #: The colour of each timeline event kind (work takes its stage colour).
@@ -181,9 +183,9 @@ def barrier_spec(layout: Any, smem: Any = None, *, selected: int | None = None, 
             type="bar", x=[1] * len(slots), base=[s.stage for s in slots], y=[s.set for s in slots], orientation="h",
             name=style.ROLE_WHAT[role], customdata=[s.index for s in slots],
             hovertext=[slot_text(layout, s, buffers) for s in slots],
-            text=[f"s{s.stage} · {s.arrive_count}" + (f"+{style.fmt_bytes(s.tx_bytes)}" if s.tx_bytes else "")
+            text=[style.fmt_threads(s.arrive_count) + (f" + {style.fmt_bytes(s.tx_bytes)} tx" if s.tx_bytes else "")
                   for s in slots],
-            textposition="inside", insidetextanchor="middle",
+            textposition="inside", insidetextanchor="middle", constraintext="none",
             marker={"color": [style.stage_colour(s.stage) for s in slots],
                     "line": {"color": style.ROLE[role], "width": [4 if s.index == selected else 2 for s in slots]}},
             hovertemplate="%{hovertext}<extra></extra>", width=0.7)))
@@ -194,7 +196,7 @@ def barrier_spec(layout: Any, smem: Any = None, *, selected: int | None = None, 
                "ticktext": [str(k) for k in range(stages)], "range": [0, stages]},
         yaxis={"categoryorder": "array", "categoryarray": list(reversed(rows)), "automargin": True},
         legend={"orientation": "h", "y": -0.3}, uirevision="barriers")
-    head = f"{layout.num_barriers} barriers ({layout.num_barriers * 8} B): cell = stage · arrivals (+ tx bytes)"
+    head = f"{layout.num_barriers} barriers ({layout.num_barriers * 8} B): a cell says who arrives per phase (+ tx bytes)"
     height = (120 if title else 108) + ROW_PX * max(len(rows), 1)
     return {"data": traces, "layout": _frame(frame, head if title else None, height)}
 
@@ -203,6 +205,10 @@ def figure_widget(fig: Any) -> Any:
     """``fig`` (a Figure or a spec) as a widget for Lab and Voila (click callbacks in Python)."""
     spec = fig if isinstance(fig, dict) else None
     widget = _go().FigureWidget(_figure(fig) if spec else fig, _validate=False)
+    # Plotly sizes a plot to its container when told to (``autosizable``; ``responsive`` keeps it so
+    # when the page resizes; ``replace_figure`` asks again on every update).  The widget takes
+    # Plotly's config through its synced ``_config`` trait (it has no public setter).
+    widget._config = {**widget._config, **CONFIG}
     if spec is not None:
         widget._pg_layout = dict(spec["layout"])  # what replace_figure compares the next layout with
     return widget
@@ -220,12 +226,23 @@ def replace_figure(widget: Any, fig: Any) -> None:
         layout.pop("template", None)  # the theme is set once, when the widget is made
     shown = getattr(widget, "_pg_layout", {})
     changed = {k: v for k, v in layout.items() if k not in shown or shown[k] != v}
+    changed.pop("autosize", None)
     with widget.batch_update():
         widget.data = []
         widget.add_traces(data)
         if changed:
             widget.update_layout(changed)
     widget._pg_layout = layout
+    fit(widget)
+
+
+def fit(widget: Any) -> None:
+    """Size the plot to the page around it, now.  Plotly measures its container at a relayout that
+    sets ``autosize``; an anywidget FigureWidget drawn while its tab was hidden otherwise stays at
+    Plotly's default 700 px (plotly.py issue 5208).  The value is cleared and set again so the
+    widget sends it even when it already holds True."""
+    widget.layout.autosize = None
+    widget.layout.autosize = True
 
 
 def to_html(fig: Any) -> str:

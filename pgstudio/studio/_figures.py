@@ -16,6 +16,7 @@ from typing import Any, Callable
 import ipywidgets as W
 
 from ._linked import Link, event_link, schedule_html, slot_link, source_html
+from ._snapshot import Unavailable
 from ._ui import button
 
 
@@ -25,12 +26,25 @@ class _FigurePane:
     def __init__(self, highlight: Callable[[str | None], Any]) -> None:
         self._highlight = highlight
         self.head = W.HTML()
-        self.figure: Any = None  # a plotly FigureWidget once drawn
-        self.holder = W.Box(layout=W.Layout(width="100%"))
+        # a column, so the figure is as wide as the pane
+        self.holder = W.VBox(layout=W.Layout(width="100%"))
+        self.figure: Any = self._empty_figure()
         self.details = W.HTML()
         self.details.add_class("pg-details")
         self.snapshot: Any = None
         self.link: Link | None = None
+
+    def _empty_figure(self) -> Any:
+        """The figure widget, made with the pane and empty until the first draw, which swaps in the
+        data and sizes the plot to the pane (``replace_figure``): a widget made at that draw would
+        not be on the page yet when asked to fit it, and would stay at Plotly's default 700 px."""
+        try:
+            from ..render.interactive import figure_widget
+        except ImportError:  # no Plotly: the first draw says what to install
+            return None
+        figure = figure_widget({"data": [], "layout": {"autosize": True, "height": 120}})
+        self.holder.children = (figure,)
+        return figure
 
     def _show(self, fig: Any) -> None:
         from ..render.interactive import figure_widget, replace_figure
@@ -84,6 +98,8 @@ class TimelinePane(_FigurePane):
         self.export_note.value = ""
         try:
             self.timeline = snapshot.timeline
+            if not self.timeline.events:
+                raise Unavailable("nothing to simulate yet: the timeline shows the steps of the design's tasks")
         except Exception as exc:
             self.timeline = None
             self.head.value = snapshot.unavailable_html(exc)
@@ -135,6 +151,9 @@ class BarrierPane(_FigurePane):
         self.head.value = snapshot.barrier_head_html()
         self.static.value = ""
         try:
+            if not snapshot.layout.num_barriers:
+                raise Unavailable("no barriers yet: every stage of a pipelined resource (a resource with a "
+                                  "pipeline type and stages) gets a full and an empty barrier")
             fig = barrier_spec(snapshot.layout, snapshot.smem, title=False)
         except Exception as exc:
             self.holder.layout.display = "none"

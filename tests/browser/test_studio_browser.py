@@ -90,6 +90,7 @@ def studio_flow(page, shot: Path) -> None:
     expect(plot).to_be_visible(timeout=30_000)
     box = page.locator(".pg-pane-timeline .nsewdrag").first.bounding_box()
     bars = page.locator(".pg-pane-timeline .trace.bars .point path")
+    bars.first.wait_for(state="visible", timeout=30_000)  # the pane's figure exists before its data arrives
 
     def wide_bar_centre() -> tuple[float, float]:
         """The centre of the widest bar (Plotly's drag layer sits on top: point the mouse there)."""

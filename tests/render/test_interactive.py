@@ -43,3 +43,22 @@ def test_html_export_needs_no_network():
     import re
     assert not re.search(r"<script[^>]*\bsrc=", html)  # no external script: the library is inlined
     assert len(html) > 1_000_000 and "Plotly.newPlot" in html
+
+
+def test_a_widget_update_sends_what_changed_and_asks_the_page_to_fit_the_plot():
+    """Plotly checks every layout entry it is sent: unchanged ones (fonts, margins) are not sent.  A
+    relayout with autosize makes the page size the plot to its pane (plotly.py issue 5208)."""
+    from pgstudio.render.interactive import CONFIG, figure_widget, replace_figure, timeline_spec
+
+    small = timeline_spec(simulate(examples.merge_copy(), iterations=2), title=False)
+    big = timeline_spec(simulate(examples.fork_gemm_act(), iterations=2, inner=2), title=False)
+    widget = figure_widget(small)
+    assert all(widget._config[k] == v for k, v in CONFIG.items())
+    updates, relayouts = [], []
+    widget.observe(lambda c: c["new"] and updates.append(c["new"]), names="_py2js_update")
+    widget.observe(lambda c: c["new"] and relayouts.append(c["new"]["relayout_data"]), names="_py2js_relayout")
+    replace_figure(widget, big)
+    sent = updates[-1]["layout_data"]
+    assert sent["height"] == big["layout"]["height"] and not any(k.startswith("font") for k in sent)
+    assert relayouts[-1] == {"autosize": True}
+    assert sum(len(t.x) for t in widget.data) == sum(len(t["x"]) for t in big["data"])

@@ -80,3 +80,11 @@ def test_every_pane_after_an_edit_shows_the_new_design(tmp_path):
     assert sum(len(t.x) for t in widget.data) == sum(len(t["x"]) for t in spec["data"])
     assert not widget.layout.title.text  # the pane's heading says what it is; the figure does not repeat it
     assert escape(fresh.timeline.summary()) in s.timeline.head.value
+
+
+def test_an_empty_design_says_why_its_pictures_are_empty(tmp_path):
+    s = Studio(folder=tmp_path, autosave=False, debounce=0)
+    s.views.show("barriers")
+    assert "no barriers yet" in s.barriers.details.value and s.barriers.holder.layout.display == "none"
+    s.views.show("timeline")
+    assert "nothing to simulate yet" in s.timeline.head.value and s.timeline.export.disabled
