@@ -64,3 +64,55 @@ def test_rederive_fixes_a_hand_schedule_after_a_mode_switch():
 def test_an_unknown_edit_is_a_clear_error():
     with pytest.raises(E.EditError, match="names edit 'drop_table'"):
         E.apply_fix(examples.merge_copy(), Fix("x", "drop_table"))
+
+
+# -- the codegen.* rules (tests/analysis/build/test_codegen_rules.py holds one case per code) -------------
+_cg_spec = importlib.util.spec_from_file_location("codegen_rule_cases",
+                                                  Path(__file__).with_name("build") / "test_codegen_rules.py")
+_codegen = importlib.util.module_from_spec(_cg_spec)
+_cg_spec.loader.exec_module(_codegen)
+CODEGEN_FIXED = [c for c in _codegen.CASES if any(d.fixes for d in c[2](c[1]()).validate().errors if d.code == c[3])]
+
+
+def test_codegen_rules_with_a_mechanical_fix_carry_it():
+    """Every codegen.* finding whose fix follows from the design (a tile's bytes, a rounded size, the
+    tiles of a new BM / BN / BK, a free warpgroup, a pipeline type, a dtype) carries it."""
+    assert {c[0] for c in CODEGEN_FIXED} >= {
+        "dtype_mix", "tile_uniform", "tile_bytes", "tile_elems", "acc_type", "operand_type", "umma_tile",
+        "problem_stride", "bk_swizzle", "bn_tile", "bm_rows", "bm_sm100", "tmem_columns", "mma_warpgroup",
+        "accumulator_registers", "launch_registers", "operand_dtype", "tile_dtype", "stage_bytes", "output_dtype",
+        "task_warpgroup"}
+
+
+@pytest.mark.parametrize("case_id,base,mutate,code,phrases", CODEGEN_FIXED, ids=[c[0] for c in CODEGEN_FIXED])
+def test_each_codegen_fix_makes_the_design_buildable_again(case_id, base, mutate, code, phrases):
+    """Each case is a valid design with one edit the generator cannot build; its one-click fix
+    removes the finding and leaves a design the rules (and so the generators) accept."""
+    bad = mutate(base())
+    for diag in [d for d in bad.validate().errors if d.code == code and d.fixes]:
+        for fx in diag.fixes:
+            assert fx.edit in E.FIX_EDITS and fx.label.startswith(("set ", "make ", "give ", "move "))
+            fixed = E.apply_fix(bad, fx)
+            report = fixed.validate()
+            assert report.ok, f"{fx.label}: {report}"
+
+
+def test_a_new_bk_reshapes_every_tile_in_its_space():
+    d = _codegen.gemm(bk=32)
+    diag = next(x for x in d.validate().errors if x.code == "codegen.bk_swizzle")
+    (fx,) = diag.fixes
+    assert fx.label == "set BK to 64 (tiles follow: smem_a 128x64, smem_b 64x128, tmem_c 128x128)"
+    fixed = E.apply_fix(d, fx)
+    p = fixed.problem_dict
+    assert (p["BK"], p["num_k_tiles"]) == (64, p["K"] // 64)
+    assert fixed.resource("smem_b").tile == (64, 128) and fixed.resource("smem_b").pipeline_config.num_bytes == 64 * 128 * 2
+
+
+def test_the_mma_task_moves_to_free_whole_warpgroups():
+    d = _codegen.retask(_codegen.gemm(), "mma", warp_idx=14)
+    fx = next(x for x in d.validate().errors if x.code == "codegen.mma_warpgroup").fixes[0]
+    fixed = E.apply_fix(d, fx)
+    mma = fixed.task("mma")
+    assert mma.warp_idx % 4 == 0 and mma.num_warps == 8
+    others = {w for t in fixed.tasks if t.name != "mma" for w in t.warps}
+    assert not others & set(mma.warps)

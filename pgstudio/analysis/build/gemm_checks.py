@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ...errors import DesignError
 from ...model.design import Design
-from ...model.diagnostic import Diagnostic, error
+from ...model.diagnostic import Diagnostic, error, with_fixes
 from ...model.kinds import OpKind, Side
 from ...model.resource import Memory, Resource
 from ...model.schedule import Loop
@@ -14,6 +14,7 @@ from ...model.task import Task
 from ..expr import compute_exprs
 from ..layout import barrier_layout
 from ..resolve import resolve
+from . import fixes
 from .gemm_limits import (BK_MULTIPLE, BN_MULTIPLE, BOOKKEEPING_REGS, CHUNK_ELEMS, K_LOOP, MAX_ACC_PER_THREAD, MAX_BN,
                           MAX_BOX_ROWS, OPERAND_DTYPES, OUTPUT_DTYPES, PROBLEM_KEYS, REGS_PER_SM, SM90_ROWS_PER_WARPGROUP,
                           SM100_BM, SPACES, TILE_LOOP, TMEM_COLUMNS, launch_registers)
@@ -32,6 +33,19 @@ class Checks:
         self.d, self.arch = design, arch
         self.out: list[Diagnostic] = []
         self.layout = barrier_layout(design)
+        self.retiles: list[tuple[Diagnostic, tuple[int, int, int], str]] = []  # fixes that need the tile spaces
+
+    def _retile(self, diag: Diagnostic, bm: int, bn: int, bk: int, what: str) -> None:
+        """Report ``diag``; its fix (the tile ``bm`` x ``bn`` x ``bk``) is attached once the tiles'
+        spaces are known (``attach_retiles``)."""
+        self.out.append(diag)
+        self.retiles.append((diag, (bm, bn, bk), what))
+
+    def attach_retiles(self, spaces: dict[str, str]) -> None:
+        """Give the findings that a new BM / BN / BK removes their fix, the tiles following in ``spaces``."""
+        for diag, (bm, bn, bk), what in self.retiles:
+            i = self.out.index(diag)
+            self.out[i] = with_fixes(diag, [fixes.retile(bm, bn, bk, spaces, what)])
 
     # -- tasks and loops -------------------------------------------------------------------------
     def loops(self) -> None:
@@ -82,7 +96,8 @@ class Checks:
                 self.out.append(error("codegen.pipeline_type", f"accumulator {acc.name!r} is {cfg.pipeline_type}; the "
                                       "GEMM generator builds an umma producer (the MMA) and async consumers (the "
                                       "epilogue threads)", (acc.name,),
-                                      f"give {acc.name!r} create_umma_async_pipeline_cfg(...)"))
+                                      f"give {acc.name!r} create_umma_async_pipeline_cfg(...)",
+                                      [fixes.pipeline_type(acc.name, OpKind.UMMA, OpKind.ASYNC)]))
                 return None
             return acc
         names = ", ".join(repr(r.name) for r in dict.fromkeys((*mma, *tmem))) or "none"
@@ -110,33 +125,44 @@ class Checks:
             self.out.append(error("codegen.problem_stride", f"design {self.d.name!r}: {', '.join(odd)} is not a multiple "
                                   f"of {CHUNK_ELEMS}; TMA row strides and the epilogue's 16-byte stores need rows of "
                                   f"whole 16-byte chunks", (self.d.name,),
-                                  f"round {' and '.join(o.split('=')[0] for o in odd)} up to a multiple of {CHUNK_ELEMS}"))
+                                  f"round {' and '.join(o.split('=')[0] for o in odd)} up to a multiple of {CHUNK_ELEMS}",
+                                  [fixes.problem({x: -(-p[x] // CHUNK_ELEMS) * CHUNK_ELEMS for x in ("N", "K")
+                                                  if p[x] % CHUNK_ELEMS}, f"multiples of {CHUNK_ELEMS}")]))
         return m, n, k, bm, bn, bk
 
     def tile_sizes(self, bm: int, bn: int, bk: int, acc: Resource) -> None:
         d, arch = self.d, self.arch
         if bk % BK_MULTIPLE:
-            self.out.append(error("codegen.bk_swizzle", f"BK is {bk}, expected a multiple of {BK_MULTIPLE} (one 128-byte "
-                                  "swizzle row of 16-bit elements per panel)", (d.name,),
-                                  "use BK=" + " or ".join(str(x) for x in dict.fromkeys(
-                                      (bk // BK_MULTIPLE * BK_MULTIPLE, (bk // BK_MULTIPLE + 1) * BK_MULTIPLE)) if x)))
+            near = max(BK_MULTIPLE, (bk + BK_MULTIPLE // 2) // BK_MULTIPLE * BK_MULTIPLE)
+            self._retile(error("codegen.bk_swizzle", f"BK is {bk}, expected a multiple of {BK_MULTIPLE} (one 128-byte "
+                               "swizzle row of 16-bit elements per panel)", (d.name,),
+                               "use BK=" + " or ".join(str(x) for x in dict.fromkeys(
+                                   (bk // BK_MULTIPLE * BK_MULTIPLE, (bk // BK_MULTIPLE + 1) * BK_MULTIPLE)) if x)),
+                         bm, bn, near, f"BK to {near}")
         if bn % BN_MULTIPLE or bn > MAX_BN:
-            self.out.append(error("codegen.bn_tile", f"BN is {bn}, expected a multiple of {BN_MULTIPLE} up to {MAX_BN} "
-                                  "(one tensor-core instruction covers BN)", (d.name,), "use BN=128 or BN=256"))
+            near = min(MAX_BN, max(BN_MULTIPLE, (bn + BN_MULTIPLE // 2) // BN_MULTIPLE * BN_MULTIPLE))
+            self._retile(error("codegen.bn_tile", f"BN is {bn}, expected a multiple of {BN_MULTIPLE} up to {MAX_BN} "
+                               "(one tensor-core instruction covers BN)", (d.name,), "use BN=128 or BN=256"),
+                         bm, near, bk, f"BN to {near}")
         if arch == "sm_100a":
             if bm not in SM100_BM:
-                self.out.append(error("codegen.bm_rows", f"BM is {bm}; the sm_100a path issues "
-                                      f"M={'/'.join(map(str, SM100_BM))} tcgen05.mma", (d.name,),
-                                      f"use BM={SM100_BM[0]}, or target sm_90a only"))
+                self._retile(error("codegen.bm_rows", f"BM is {bm}; the sm_100a path issues "
+                                   f"M={'/'.join(map(str, SM100_BM))} tcgen05.mma", (d.name,),
+                                   f"use BM={SM100_BM[0]}, or target sm_90a only"),
+                             SM100_BM[0], bn, bk, f"BM to {SM100_BM[0]}")
             stages = acc.pipeline_config.num_stages
             if bn * stages > TMEM_COLUMNS:
+                most = max(1, TMEM_COLUMNS // bn)
+                fit = fixes.most_stages_that_fit(d, acc.name, most, arch)
                 self.out.append(error("codegen.tmem_columns", f"{stages} accumulator stage(s) of {bn} fp32 columns need "
                                       f"{bn * stages} tensor-memory columns, more than the {TMEM_COLUMNS} a CTA has "
                                       "(sm_100a)", (acc.name,),
-                                      f"use at most {max(1, TMEM_COLUMNS // bn)} accumulator stage(s), or a smaller BN"))
+                                      f"use at most {most} accumulator stage(s), or a smaller BN",
+                                      [fixes.fix(f"set {acc.name}'s num_stages to {fit}", "set_resource", acc.name,
+                                                 num_stages=fit)] if fit else []))
 
     # -- the MMA task ------------------------------------------------------------------------------
-    def mma_task(self, acc: Resource, bm: int, bn: int) -> Task | None:
+    def mma_task(self, acc: Resource, bm: int, bn: int, bk: int) -> Task | None:
         d, arch = self.d, self.arch
         tasks = [t for t in d.tasks if t.schedule and any(s.op == "mma" for s in t.schedule.steps())]
         if len(tasks) != 1:
@@ -152,35 +178,51 @@ class Checks:
                                       f"but the accumulator is {acc.name!r}", (mma.name, s.target),
                                       f"call {acc.name}.mma(...)"))
         if mma.warp_idx % 4 or mma.num_warps % 4:
+            n = 4 if mma.num_warps <= 4 else 8
+            start = fixes.free_warps(d, mma.name, n, one_warpgroup=False)
             self.out.append(error("codegen.mma_warpgroup", f"task {mma.name!r} runs the tensor cores on warps "
                                   f"{mma.warp_idx}..{mma.warp_idx + mma.num_warps - 1}; an MMA task is whole "
                                   "warpgroups: 4 warps starting at a warp index divisible by 4", (mma.name,),
                                   f"give {mma.name!r} warp_idx={mma.warp_idx // 4 * 4 + (4 if mma.warp_idx % 4 else 0)} "
-                                  "and num_warps 4 or 8"))
+                                  "and num_warps 4 or 8", [fixes.move_task(mma.name, start, n)] if start is not None else []))
             return None
         n_wg = mma.num_warps // 4
         if arch == "sm_90a":
             if bm % n_wg or bm // n_wg not in SM90_ROWS_PER_WARPGROUP:
-                self.out.append(error("codegen.bm_rows", f"BM is {bm} with {n_wg} MMA warpgroup(s): each warpgroup would "
-                                      f"cover {bm / n_wg:g} rows, expected {' or '.join(map(str, SM90_ROWS_PER_WARPGROUP))}",
-                                      (mma.name, d.name), f"use BM={64 * n_wg} or {128 * n_wg} with {n_wg} MMA "
-                                      f"warpgroup(s), or give {mma.name!r} {4 * max(1, bm // 128)} warps"))
+                near = min((rows * n_wg for rows in SM90_ROWS_PER_WARPGROUP), key=lambda x: (abs(x - bm), -x))
+                self._retile(error("codegen.bm_rows", f"BM is {bm} with {n_wg} MMA warpgroup(s): each warpgroup would "
+                                   f"cover {bm / n_wg:g} rows, expected {' or '.join(map(str, SM90_ROWS_PER_WARPGROUP))}",
+                                   (mma.name, d.name), f"use BM={64 * n_wg} or {128 * n_wg} with {n_wg} MMA "
+                                   f"warpgroup(s), or give {mma.name!r} {4 * max(1, bm // 128)} warps"),
+                             near, bn, bk, f"BM to {near}")
             elif (bm // (64 * n_wg)) * bn // 2 > MAX_ACC_PER_THREAD:
                 per = (bm // (64 * n_wg)) * bn // 2
-                self.out.append(error("codegen.accumulator_registers", f"each MMA thread of {mma.name!r} would hold "
-                                      f"{per} fp32 accumulators ({bm}x{bn} over {n_wg} warpgroup(s)); at most "
-                                      f"{MAX_ACC_PER_THREAD} fit", (mma.name,),
-                                      f"use {2 * n_wg} MMA warpgroups ({8 * n_wg} warps), or BN={bn // 2}"))
+                diag = error("codegen.accumulator_registers", f"each MMA thread of {mma.name!r} would hold "
+                             f"{per} fp32 accumulators ({bm}x{bn} over {n_wg} warpgroup(s)); at most "
+                             f"{MAX_ACC_PER_THREAD} fit", (mma.name,),
+                             f"use {2 * n_wg} MMA warpgroups ({8 * n_wg} warps), or BN={bn // 2}")
+                self._bn_that_fits(diag, bm, bn, bk, n_wg, MAX_ACC_PER_THREAD)
             else:
                 threads, launch = launch_registers(d.num_warps)
                 per = (bm // (64 * n_wg)) * bn // 2
                 if per + BOOKKEEPING_REGS > launch:
                     most = REGS_PER_SM // (per + BOOKKEEPING_REGS) // 128 * 4
-                    self.out.append(error("codegen.accumulator_registers", f"a block of {threads} threads leaves {launch} "
-                                          f"registers per thread, but each thread of {mma.name!r} holds {per} fp32 "
-                                          f"accumulators (plus about {BOOKKEEPING_REGS} for addresses and loop state)",
-                                          (mma.name,), f"use at most {most} warps in the block, or a smaller BN"))
+                    diag = error("codegen.accumulator_registers", f"a block of {threads} threads leaves {launch} "
+                                 f"registers per thread, but each thread of {mma.name!r} holds {per} fp32 "
+                                 f"accumulators (plus about {BOOKKEEPING_REGS} for addresses and loop state)",
+                                 (mma.name,), f"use at most {most} warps in the block, or a smaller BN")
+                    self._bn_that_fits(diag, bm, bn, bk, n_wg, launch - BOOKKEEPING_REGS)
         return mma
+
+    def _bn_that_fits(self, diag: Diagnostic, bm: int, bn: int, bk: int, n_wg: int, most: int) -> None:
+        """Report ``diag`` with the fix of the widest BN (a multiple of BN_MULTIPLE) whose accumulators
+        fit ``most`` registers per MMA thread, if there is one."""
+        rows = bm // (64 * n_wg)
+        fits = [x for x in range(BN_MULTIPLE, bn, BN_MULTIPLE) if rows * x // 2 <= most]
+        if fits:
+            self._retile(diag, bm, fits[-1], bk, f"BN to {fits[-1]}")
+        else:
+            self.out.append(diag)
 
     # -- tiles, outputs, sides ----------------------------------------------------------------------
     def operands(self, acc: Resource) -> tuple[str, str] | None:
@@ -199,15 +241,28 @@ class Checks:
         if da not in OPERAND_DTYPES or db != da:
             self.out.append(error("codegen.operand_dtype", f"operands {a!r} / {b!r} are {da!r} / {db!r}; the tensor-core "
                                   f"path takes {' or '.join(OPERAND_DTYPES)} for both", (a, b),
-                                  f"give both operand tiles dtype {OPERAND_DTYPES[0]!r} or {OPERAND_DTYPES[1]!r}"))
+                                  f"give both operand tiles dtype {OPERAND_DTYPES[0]!r} or {OPERAND_DTYPES[1]!r}",
+                                  [self._dtype_fix(a, da, b, db)]))
             return None
         for x in (a, b):
             if d.resource(x).pipeline_config.consumer_kind is not OpKind.UMMA:
                 self.out.append(error("codegen.pipeline_type", f"operand {x!r} is {d.resource(x).pipeline_config.pipeline_type}, "
                                       "but the MMA reads it: its consumer is umma", (x,),
                                       f"give {x!r} a create_tma_umma_pipeline_cfg(...) or "
-                                      "create_async_umma_pipeline_cfg(...) config"))
+                                      "create_async_umma_pipeline_cfg(...) config",
+                                      [fixes.pipeline_type(x, d.resource(x).pipeline_config.producer_kind, OpKind.UMMA)]
+                                      if d.resource(x).pipeline_config.producer_kind is not OpKind.UMMA else []))
         return a, b
+
+    def _dtype_fix(self, a: str, da: str, b: str, db: str):
+        """One operand to the other's type when that one is a tensor-core type; else the design's
+        16-bit tensors (operands, their inputs, outputs; not the fp32 accumulator) to float16."""
+        if da in OPERAND_DTYPES:
+            return fixes.dtype([b], da)
+        if db in OPERAND_DTYPES:
+            return fixes.dtype([a], db)
+        names = [r.name for r in self.d.resources if r.dtype in (da, db) and r.memory is not Memory.TMEM]
+        return fixes.dtype(names, OPERAND_DTYPES[0])
 
     def tiles(self, a: str, b: str, b_major: str, dtype: str, bm: int, bn: int, bk: int) -> dict | None:
         """Space, shape and source of every staged tile -> {resource: (space, rows, cols, source)}."""
@@ -232,12 +287,15 @@ class Checks:
             if r.pipeline_config.producer_kind not in (OpKind.TMA, OpKind.ASYNC):
                 self.out.append(error("codegen.pipeline_type", f"staged tile {r.name!r} is "
                                       f"{r.pipeline_config.pipeline_type}; tiles are filled by tma or async producers",
-                                      (r.name,), f"give {r.name!r} a create_tma_*_pipeline_cfg(...) config"))
+                                      (r.name,), f"give {r.name!r} a create_tma_*_pipeline_cfg(...) config",
+                                      [fixes.pipeline_type(r.name, OpKind.TMA, r.pipeline_config.consumer_kind)]))
                 ok = False
             if r.pipeline_config.consumer_kind is OpKind.UMMA and r.name not in (a, b):
                 self.out.append(error("codegen.pipeline_type", f"staged tile {r.name!r} has an umma consumer but is not an "
                                       f"operand of the accumulator; only the MMA consumes A and B", (r.name,),
-                                      f"give {r.name!r} an async consumer (create_tma_async_pipeline_cfg(...))"))
+                                      f"give {r.name!r} an async consumer (create_tma_async_pipeline_cfg(...))",
+                                      [fixes.pipeline_type(r.name, r.pipeline_config.producer_kind, OpKind.ASYNC)]
+                                      if r.pipeline_config.producer_kind is not OpKind.UMMA else []))
                 ok = False
         if not ok:
             return None
@@ -265,7 +323,7 @@ class Checks:
             rows, cols = (dims[x] for x in SPACES[space])
             if r.dtype != dtype:
                 self.out.append(error("codegen.tile_dtype", f"tile {r.name!r} is {r.dtype!r}, expected {dtype!r} like the "
-                                      "operands", (r.name,), f"give it dtype {dtype!r}"))
+                                      "operands", (r.name,), f"give it dtype {dtype!r}", [fixes.dtype([r.name], dtype)]))
             if rows > MAX_BOX_ROWS:
                 self.out.append(error("codegen.tma_box", f"tile {r.name!r} has {rows} rows; a TMA box has at most "
                                       f"{MAX_BOX_ROWS}", (r.name,), f"use tiles of at most {MAX_BOX_ROWS} rows"))
@@ -273,7 +331,8 @@ class Checks:
             if r.pipeline_config.num_bytes != want:
                 self.out.append(error("codegen.stage_bytes", f"tile {r.name!r}: num_bytes is {r.pipeline_config.num_bytes}, "
                                       f"but a {rows}x{cols} {dtype} tile is {want} B", (r.name,),
-                                      f"set num_bytes={want}"))
+                                      f"set num_bytes={want}",
+                                      [fixes.stage_bytes(r.name, want, f"a {rows}x{cols} {dtype} tile")]))
             out[r.name] = (space, rows, cols, src)
         return out
 
@@ -295,7 +354,8 @@ class Checks:
             if r.dtype not in allowed:
                 self.out.append(error("codegen.output_dtype", f"output {r.name!r} is {r.dtype!r}; with {dtype} operands the "
                                       f"epilogue writes {' or '.join(map(repr, allowed))}", (r.name,),
-                                      f"give it dtype {allowed[0]!r}" if allowed else "use float16 or bfloat16 operands"))
+                                      f"give it dtype {allowed[0]!r}" if allowed else "use float16 or bfloat16 operands",
+                                      [fixes.dtype([r.name], allowed[0])] if allowed else []))
             outputs.append(r.name)
         return outputs, spaces
 
@@ -303,10 +363,12 @@ class Checks:
         """Each task other than the MMA task fits in one warpgroup (its role branch is one)."""
         for t in self.d.tasks:
             if t is not mma and t.warp_idx // 4 != (t.warp_idx + t.num_warps - 1) // 4:
+                start = fixes.free_warps(self.d, t.name, t.num_warps, one_warpgroup=True)
                 self.out.append(error("codegen.task_warpgroup", f"task {t.name!r} spans warps {t.warp_idx}.."
                                       f"{t.warp_idx + t.num_warps - 1}, across warpgroups; a GEMM kernel runs each "
                                       "non-MMA task inside one warpgroup (4 warps starting at a multiple of 4)",
-                                      (t.name,), f"move {t.name!r} to warps starting at {(t.warp_idx + 3) // 4 * 4}"))
+                                      (t.name,), f"move {t.name!r} to warps starting at {(t.warp_idx + 3) // 4 * 4}",
+                                      [fixes.move_task(t.name, start)] if start is not None else []))
 
     def reads(self, a: str, b: str, mma: Task, spaces: dict[str, str]) -> None:
         """Every operand of the MMA and of each store is read from a stage its task waited on

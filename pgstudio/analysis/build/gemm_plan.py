@@ -120,7 +120,7 @@ def plan_gemm(design: Design, arch: str = "sm_90a", b_major: str = "mn",
     _, _, _, bm, bn, bk = shape
     c.tile_sizes(bm, bn, bk, acc)
     operands = c.operands(acc)
-    mma = c.mma_task(acc, bm, bn)
+    mma = c.mma_task(acc, bm, bn, bk)
     if operands is None or mma is None:
         return Planned(None, tuple(c.out))
     a, b = operands
@@ -131,6 +131,7 @@ def plan_gemm(design: Design, arch: str = "sm_90a", b_major: str = "mn",
     shapes = c.tiles(a, b, b_major, dtype, bm, bn, bk)
     if shapes is None:
         return Planned(None, tuple(c.out))
+    c.attach_retiles({**{r: space for r, (space, *_) in shapes.items()}, acc.name: "MN"})
     outputs, out_spaces = c.outputs(acc.name, dtype, shapes)
     gmem_spaces = {src: space for space, _, _, src in shapes.values()} | out_spaces
     c.k_steps({**{r: s[0] for r, s in shapes.items()}, **out_spaces})

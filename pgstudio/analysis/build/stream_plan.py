@@ -13,6 +13,7 @@ raises for a design: the rule table reports the same problems from the same func
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -26,6 +27,7 @@ from ...model.task import Task
 from ..expr import Expr, compute_exprs
 from ..layout import BarrierLayout, SmemLayout, barrier_layout, smem_layout
 from ..resolve import TaskPlan, resolve
+from . import fixes
 from .planned import Planned
 from .steps import check_async_ops, check_step_targets, check_tasks_scheduled, is_mma_design
 
@@ -95,15 +97,23 @@ def _check_loops(design: Design) -> list[Diagnostic]:
     return out
 
 
+def _stage_bytes(resources: list, nbytes: int):
+    """Every one of ``resources`` at ``nbytes`` per stage (``model.edits.set_stage_bytes``)."""
+    names = tuple(r.name for r in resources)
+    return fixes.fix(f"set the stages of {', '.join(names)} to {nbytes} B", "set_stage_bytes", names, nbytes)
+
+
 def _tile(design: Design) -> tuple[str | None, int | None, list[Diagnostic]]:
     """The one element type and the one stage size (elements) of a streaming design."""
     out = []
     names = sorted({r.dtype for r in design.resources})
     dt = names[0] if len(names) == 1 and names[0] in DTYPE_BYTES else None
     if len(names) > 1:
+        most = Counter(r.dtype for r in design.resources).most_common(1)[0][0]
         out.append(error("codegen.dtype_mix", f"resources mix element types ({', '.join(map(repr, names))}); a "
                          "streaming kernel moves one element type", tuple(r.name for r in design.resources),
-                         f"give every resource dtype {names[0]!r} (or another single type)"))
+                         f"give every resource dtype {names[0]!r} (or another single type)",
+                         [fixes.dtype([r.name for r in design.resources if r.dtype != most], most)]))
     piped = [r for r in design.resources if r.pipeline_config is not None]
     if not piped:
         out.append(error("codegen.no_pipeline", f"design {design.name!r} has no pipelined resource, so there is no "
@@ -113,15 +123,18 @@ def _tile(design: Design) -> tuple[str | None, int | None, list[Diagnostic]]:
     sizes = sorted({r.pipeline_config.num_bytes for r in piped})
     if len(sizes) > 1:
         per = ", ".join(f"{r.name!r}={r.pipeline_config.num_bytes}" for r in piped)
+        most = Counter(r.pipeline_config.num_bytes for r in piped).most_common(1)[0][0]
         out.append(error("codegen.tile_uniform", f"stages differ in size ({per} bytes); a streaming kernel moves one "
                          "tile through every pipeline", tuple(r.name for r in piped),
-                         f"give every pipelined resource the same num_bytes, e.g. {sizes[-1]}"))
+                         f"give every pipelined resource the same num_bytes, e.g. {sizes[-1]}",
+                         [_stage_bytes([r for r in piped if r.pipeline_config.num_bytes != most], most)]))
         return dt, None, out
     nbytes = sizes[0]
     if nbytes <= 0 or nbytes % STAGE_ALIGN:
+        rounded = max(STAGE_ALIGN, -(-nbytes // STAGE_ALIGN) * STAGE_ALIGN)
         out.append(error("codegen.tile_bytes", f"a stage of {nbytes} bytes is not a positive multiple of "
                          f"{STAGE_ALIGN}; stages move as 16-byte vectors and bulk copies", tuple(r.name for r in piped),
-                         f"use num_bytes={max(STAGE_ALIGN, -(-nbytes // STAGE_ALIGN) * STAGE_ALIGN)}"))
+                         f"use num_bytes={rounded}", [_stage_bytes(piped, rounded)]))
         return dt, None, out
     if dt is None:
         return None, None, out
@@ -130,7 +143,8 @@ def _tile(design: Design) -> tuple[str | None, int | None, list[Diagnostic]]:
     want = p.get("tile_elems")
     if want is not None and want != tile:
         out.append(error("codegen.tile_elems", f"problem says tile_elems={want!r} but stages of {nbytes} B hold {tile} "
-                         f"{dt} elements", (design.name,), f"set tile_elems={tile} in the problem, or drop it"))
+                         f"{dt} elements", (design.name,), f"set tile_elems={tile} in the problem, or drop it",
+                         [fixes.problem({"tile_elems": tile}, f"what a stage of {nbytes} B holds")]))
     n = p.get("num_elements")
     if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n <= 0):
         out.append(error("codegen.problem_shape", f"problem value num_elements is {n!r}, expected a positive integer "
