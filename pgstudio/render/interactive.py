@@ -144,7 +144,8 @@ def timeline_spec(timeline: Any, *, selected: int | None = None, title: bool = T
     layout = dict(
         barmode="overlay", bargap=0.25, margin={"l": 10, "r": 10, "t": 40, "b": 40},
         xaxis={"title": "time (ns)", "rangemode": "tozero"},
-        yaxis={"categoryorder": "array", "categoryarray": [label[t] for t in reversed(lanes)], "automargin": True},
+        yaxis={"categoryorder": "array", "categoryarray": [label[t] for t in reversed(lanes)], "automargin": True,
+               "ticksuffix": "  "},  # a gap between a lane's label and its first bar
         legend={"orientation": "h", "y": -0.25 if len(lanes) > 3 else -0.4}, dragmode="zoom", uirevision="timeline")
     height = (130 if title else 118) + LANE_PX * max(len(lanes), 1)
     return {"data": traces, "layout": _frame(layout, timeline.summary() if title else None, height)}
@@ -194,7 +195,7 @@ def barrier_spec(layout: Any, smem: Any = None, *, selected: int | None = None, 
         barmode="overlay", margin={"l": 10, "r": 10, "t": 40, "b": 30},
         xaxis={"title": "stage", "tickmode": "array", "tickvals": [k + 0.5 for k in range(stages)],
                "ticktext": [str(k) for k in range(stages)], "range": [0, stages]},
-        yaxis={"categoryorder": "array", "categoryarray": list(reversed(rows)), "automargin": True},
+        yaxis={"categoryorder": "array", "categoryarray": list(reversed(rows)), "automargin": True, "ticksuffix": "  "},
         legend={"orientation": "h", "y": -0.3}, uirevision="barriers")
     head = f"{layout.num_barriers} barriers ({layout.num_barriers * 8} B): a cell says who arrives per phase (+ tx bytes)"
     height = (120 if title else 108) + ROW_PX * max(len(rows), 1)

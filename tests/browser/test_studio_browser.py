@@ -88,6 +88,7 @@ def studio_flow(page, shot: Path) -> None:
     tab(page, "Timeline")
     plot = page.locator(".pg-pane-timeline .js-plotly-plot")
     expect(plot).to_be_visible(timeout=30_000)
+    plot.scroll_into_view_if_needed()  # in Lab the studio stacks below its editors: the mouse needs it on screen
     box = page.locator(".pg-pane-timeline .nsewdrag").first.bounding_box()
     bars = page.locator(".pg-pane-timeline .trace.bars .point path")
     bars.first.wait_for(state="visible", timeout=30_000)  # the pane's figure exists before its data arrives
