@@ -34,3 +34,17 @@ def test_a_damaged_recording_names_the_file(tmp_path, content):
     (tmp_path / "x.json").write_text(content)
     with pytest.raises(ValueError, match="x.json"):
         recorded.load("x", tmp_path)
+
+
+@pytest.mark.gpu
+def test_a_recording_of_a_real_benchmark_names_its_gpu(tmp_path):
+    """On a GPU: what benchmarks/notebooks.py --record writes -- a verified benchmark's table, the
+    device CUDA reports -- and what a notebook then shows."""
+    from pgstudio import examples, runtime
+
+    table = runtime.benchmark(examples.merge_copy(num_elements=1 << 20), rounds=3, progress=False)
+    recorded.record("merge_copy", table, tmp_path)
+    rec = recorded.load("merge_copy", tmp_path)
+    assert rec.device == recorded.device_name() and rec.device.startswith("NVIDIA")
+    assert rec.table == str(table) and "median" in rec.table
+    assert recorded.show("merge_copy", tmp_path).startswith(f"recorded on an {rec.device} on ")
