@@ -149,7 +149,8 @@ def main() -> None:
         measure(everything, args.edits, rows, "all panes")
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"design: {design.summary()}; {len(report.errors)} error(s)")
-    print(f"machine: {os.cpu_count()} cores, load average {load:.1f} (wall time grows with the load; CPU time does not)")
+    print(f"machine: {os.cpu_count()} cores, load average {load:.1f} "
+          "(wall time grows with the load; CPU time does not)")
     print(f"{'edit -> updated':<34} {'median ms':>10} {'min ms':>8} {'max ms':>8} {'CPU ms':>8}")
     for name, ts in rows.wall.items():
         print(f"{name:<34} {1e3 * statistics.median(ts):>10.1f} {1e3 * min(ts):>8.1f} {1e3 * max(ts):>8.1f} "

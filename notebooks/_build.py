@@ -35,9 +35,12 @@ import nbformat
 
 HERE = Path(__file__).resolve().parent
 KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
-#: Kernel options for a run: figures as SVG with text kept as text (small), matplotlib inline.
-KERNEL_ARGS = ["--InlineBackend.figure_formats=svg", "--matplotlib=inline",
-               "--IPKernelApp.exec_lines=import matplotlib; matplotlib.rcParams['svg.fonttype'] = 'none'"]
+#: Kernel options for a run: matplotlib inline, figures as SVG with text kept as text (small), and
+#: the same bytes for the same figure (no date, fixed ids), so a rerun changes only what changed.
+SVG_SETUP = ("import matplotlib; matplotlib.rcParams['svg.fonttype'] = 'none'; "
+             "matplotlib.rcParams['svg.hashsalt'] = 'pgstudio'; get_ipython().run_line_magic('config', "
+             "\"InlineBackend.print_figure_kwargs = {'bbox_inches': 'tight', 'metadata': {'Date': None}}\")")
+KERNEL_ARGS = ["--InlineBackend.figure_formats=svg", "--matplotlib=inline", f"--IPKernelApp.exec_lines={SVG_SETUP}"]
 #: Seconds a cell may take in a run (GEMM kernels compile in a few seconds each).
 CELL_TIMEOUT = 300
 
@@ -137,7 +140,8 @@ def _fused_mixed(warps: int) -> int:
                           create_async_umma_pipeline_cfg, create_tma_umma_pipeline_cfg)
 
     a = MemoryResource("a", create_tma_umma_pipeline_cfg(num_stages=4, num_bytes=16384))
-    b = MemoryResource("b", create_async_umma_pipeline_cfg(num_stages=4, producer_group=CooperativeGroup(Agent.Warp, warps)))
+    b = MemoryResource("b", create_async_umma_pipeline_cfg(num_stages=4,
+                                                           producer_group=CooperativeGroup(Agent.Warp, warps)))
     group = PipelineGroup(name="ab_mixed", members=[a, b], mode=PipelineGroupMode.FusedMerge)
     group.release_members()
     return next(s.init_count for s in barrier_layout(group).sets if s.shared and s.role == "full")
@@ -148,7 +152,8 @@ def _facts() -> dict:
 
     return {"one": _one_pipeline(), "one3": _one_pipeline(num_stages=3),
             "merge": _group_counts(examples.merge_gemm()), "merge4": _group_counts(examples.merge_gemm(num_stages=4)),
-            "fork": _group_counts(examples.fork_gemm_act()), "fork4": _group_counts(examples.fork_gemm_act(num_stages=4)),
+            "fork": _group_counts(examples.fork_gemm_act()),
+            "fork4": _group_counts(examples.fork_gemm_act(num_stages=4)),
             "fused": _group_counts(examples.fused_merge_gemm()),
             "fused4": _group_counts(examples.fused_merge_gemm(num_stages=4)),
             "mixed4": _fused_mixed(4), "mixed2": _fused_mixed(2)}
@@ -273,7 +278,8 @@ design.validate()""",
 
 {ONE['stages']} stages give {ONE['barriers']} barriers: `[full x {ONE['stages']}][empty x {ONE['stages']}]`. The full
 barrier expects {ONE['full_count']} arrival per phase (the elected thread's `arrive.expect_tx`) plus {ONE['tx']}
-transaction bytes; the empty barrier expects {ONE['empty_count']} arrivals (every thread of the consumer's {ONE['empty_count'] // 32} warps).
+transaction bytes; the empty barrier expects {ONE['empty_count']} arrivals (every thread of the consumer's
+{ONE['empty_count'] // 32} warps).
 Each cell of the picture also says which iterations use its stage and the parity their waits pass
 on, and the strip under the cells shows the shared-memory bytes each stage's barriers guard.""",
     """layout = barrier_layout(design)
@@ -753,8 +759,32 @@ def run(nb: nbformat.NotebookNode, timeout: int = CELL_TIMEOUT) -> nbformat.Note
         client = NotebookClient(nb, timeout=timeout, kernel_name="python3", store_widget_state=False,
                                 extra_arguments=list(KERNEL_ARGS), resources={"metadata": {"path": str(work)}})
         client.execute(env=kernel_env())
+    return tidy(nb)
+
+
+WIDGET = "application/vnd.jupyter.widget-view+json"
+NO_WIDGET = "(an interactive widget: run this notebook in JupyterLab or Voila to use it)"
+
+
+def tidy(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """What a run leaves that is not worth keeping: timestamps, stream text split however the
+    kernel flushed it, and widget views (their state is not saved, so a reader would see "model
+    not found"; the text or HTML the object gives for a page without widgets stays)."""
     for cell in nb.cells:
-        cell.metadata.pop("execution", None)  # timestamps: they would change every run
+        cell.metadata.pop("execution", None)
+        outputs = []
+        for o in cell.get("outputs", []):
+            if o.output_type == "stream" and outputs and outputs[-1].output_type == "stream" \
+                    and outputs[-1].name == o.name:
+                outputs[-1].text += o.text
+                continue
+            if WIDGET in o.get("data", {}):
+                del o.data[WIDGET]
+                if "text/html" not in o.data:
+                    o.data["text/plain"] = NO_WIDGET
+            outputs.append(o)
+        if cell.cell_type == "code":
+            cell.outputs = outputs
     return nb
 
 
@@ -811,8 +841,10 @@ def outline(nb: nbformat.NotebookNode) -> list[tuple]:
 
 def same_cells(a: nbformat.NotebookNode, b: nbformat.NotebookNode) -> bool:
     """Same cells (types, sources, ids) and kernel, outputs aside."""
-    return ([(c.cell_type, c.source, c.get("id")) for c in a.cells] == [(c.cell_type, c.source, c.get("id")) for c in b.cells]
-            and a.metadata.get("kernelspec") == b.metadata.get("kernelspec"))
+    def cells(nb: nbformat.NotebookNode) -> list[tuple]:
+        return [(c.cell_type, c.source, c.get("id")) for c in nb.cells]
+
+    return cells(a) == cells(b) and a.metadata.get("kernelspec") == b.metadata.get("kernelspec")
 
 
 def _modes_svg() -> str:

@@ -84,7 +84,8 @@ def _fused_init_count() -> int:
                         create_async_umma_pipeline_cfg, create_tma_umma_pipeline_cfg)
 
     a = MemoryResource("a", create_tma_umma_pipeline_cfg(num_stages=4, num_bytes=16384))
-    b = MemoryResource("b", create_async_umma_pipeline_cfg(num_stages=4, producer_group=CooperativeGroup(Agent.Warp, 2)))
+    b = MemoryResource("b", create_async_umma_pipeline_cfg(num_stages=4,
+                                                           producer_group=CooperativeGroup(Agent.Warp, 2)))
     group = PipelineGroup(name="ab", members=[a, b], mode=PipelineGroupMode.FusedMerge)
     try:
         return next(s.init_count for s in barrier_layout(group).sets if s.shared and s.role == "full")
@@ -98,7 +99,8 @@ def _allowed_mode() -> str:
 
     x = MemoryResource("smem_x", create_tma_async_pipeline_cfg(num_stages=4, num_bytes=8192))
     y = MemoryResource("smem_y", create_tma_umma_pipeline_cfg(num_stages=4, num_bytes=8192))
-    ok = [m.value for m in PipelineGroupMode if not any(d.severity == "error" for d in check_group("xy", [x, y], m, None))]
+    ok = [m.value for m in PipelineGroupMode
+          if not any(d.severity == "error" for d in check_group("xy", [x, y], m, None))]
     if len(ok) != 1:
         raise AssertionError(f"the exercise expects exactly one mode to be allowed, got {ok}")
     return ok[0]
@@ -177,7 +179,8 @@ def verdict(key: str, answer: Any) -> tuple[bool | None, str]:
     if _same(answer, right):
         return True, f"right: {answer!r} -- {ex.why(right)}" if isinstance(right, str) else \
             f"right: {answer} -- {ex.why(right)}"
-    return False, f"not quite: {answer!r} is not it. Hint: {ex.hint.rstrip('.?')}{'?' if ex.hint.endswith('?') else '.'}"
+    end = "?" if ex.hint.endswith("?") else "."
+    return False, f"not quite: {answer!r} is not it. Hint: {ex.hint.rstrip('.?')}{end}"
 
 
 def check(key: str, answer: Any) -> None:

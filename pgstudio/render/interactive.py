@@ -95,9 +95,10 @@ def timeline_plot(timeline: Any, *, selected: int | None = None, title: bool = T
 
 
 def timeline_spec(timeline: Any, *, selected: int | None = None, title: bool = True) -> dict:
-    """The timeline as Plotly data and layout (``{"data": [...], "layout": {...}}``): one lane per task (warps in the label), work bars in their
-    stage colour, barrier operations grey, blocked time red, arrivals and phase flips as marks.
-    Hover: task, step, target, barrier, slot, stage, phase parity, iteration, start and duration.
+    """The timeline as Plotly data and layout (``{"data": [...], "layout": {...}}``): one lane per
+    task (warps in the label), work bars in their stage colour, barrier operations grey, blocked
+    time red, arrivals and phase flips as marks.  Hover: task, step, target, barrier, slot, stage,
+    phase parity, iteration, start and duration.
     ``selected``: index of an event to outline (a click in the studio); ``title=False`` leaves the
     summary to the page around the figure."""
     tasks = {name: (w, n) for name, w, n in timeline.tasks}
@@ -197,7 +198,8 @@ def barrier_spec(layout: Any, smem: Any = None, *, selected: int | None = None, 
                "ticktext": [str(k) for k in range(stages)], "range": [0, stages]},
         yaxis={"categoryorder": "array", "categoryarray": list(reversed(rows)), "automargin": True, "ticksuffix": "  "},
         legend={"orientation": "h", "y": -0.3}, uirevision="barriers")
-    head = f"{layout.num_barriers} barriers ({layout.num_barriers * 8} B): a cell says who arrives per phase (+ tx bytes)"
+    head = (f"{layout.num_barriers} barriers ({layout.num_barriers * 8} B): a cell says who arrives per phase "
+            "(+ tx bytes)")
     height = (120 if title else 108) + ROW_PX * max(len(rows), 1)
     return {"data": traces, "layout": _frame(frame, head if title else None, height)}
 

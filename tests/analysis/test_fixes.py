@@ -105,7 +105,8 @@ def test_a_new_bk_reshapes_every_tile_in_its_space():
     fixed = E.apply_fix(d, fx)
     p = fixed.problem_dict
     assert (p["BK"], p["num_k_tiles"]) == (64, p["K"] // 64)
-    assert fixed.resource("smem_b").tile == (64, 128) and fixed.resource("smem_b").pipeline_config.num_bytes == 64 * 128 * 2
+    smem_b = fixed.resource("smem_b")
+    assert smem_b.tile == (64, 128) and smem_b.pipeline_config.num_bytes == 64 * 128 * 2
 
 
 def test_the_mma_task_moves_to_free_whole_warpgroups():

@@ -59,6 +59,8 @@ def test_committed_with_the_outputs_of_a_run(name):
     assert outputs and not any(o.output_type == "error" for o in outputs)
     assert not any("image/png" in o.get("data", {}) for o in outputs)  # pictures are SVG: small, text stays text
     assert not any("execution" in c.metadata for c in code)  # no timestamps
+    # no widget views (their state is not saved): the studio's own words for a page without widgets
+    assert not any(builder().WIDGET in o.get("data", {}) for o in outputs)
 
 
 def test_committed_notebooks_stay_small():

@@ -131,7 +131,8 @@ def test_the_log_reads_as_text(tmp_path):
 
     s = Studio(examples.merge_copy(), folder=tmp_path, debounce=0)
     s.bench._log("generated <code>pg_merge_copy</code>: 251 lines")
-    s.bench._log("<span class='pg-bad'>sm_90a: failed</span><details><summary>compiler log</summary><pre>x</pre></details>")
+    s.bench._log("<span class='pg-bad'>sm_90a: failed</span>"
+                 "<details><summary>compiler log</summary><pre>x</pre></details>")
     assert s.bench.log_text() == "generated pg_merge_copy: 251 lines\nsm_90a: failed"
 
 

@@ -83,4 +83,5 @@ def move_task(task: str, warp_idx: int, num_warps: int | None = None) -> Fix:
                f"{'s' if num_warps > 4 else ''})", "set_task", task, warp_idx=warp_idx, num_warps=num_warps)
 
 
-__all__ = ["dtype", "fix", "free_warps", "most_stages_that_fit", "move_task", "pipeline_type", "problem", "retile", "stage_bytes", "tile_text"]
+__all__ = ["dtype", "fix", "free_warps", "most_stages_that_fit", "move_task", "pipeline_type", "problem", "retile",
+           "stage_bytes", "tile_text"]

@@ -125,7 +125,8 @@ class Checks:
             self.out.append(error("codegen.problem_stride", f"design {self.d.name!r}: {', '.join(odd)} is not a multiple "
                                   f"of {CHUNK_ELEMS}; TMA row strides and the epilogue's 16-byte stores need rows of "
                                   f"whole 16-byte chunks", (self.d.name,),
-                                  f"round {' and '.join(o.split('=')[0] for o in odd)} up to a multiple of {CHUNK_ELEMS}",
+                                  f"round {' and '.join(o.split('=')[0] for o in odd)} up to a multiple of "
+                                  f"{CHUNK_ELEMS}",
                                   [fixes.problem({x: -(-p[x] // CHUNK_ELEMS) * CHUNK_ELEMS for x in ("N", "K")
                                                   if p[x] % CHUNK_ELEMS}, f"multiples of {CHUNK_ELEMS}")]))
         return m, n, k, bm, bn, bk
@@ -184,14 +185,16 @@ class Checks:
                                   f"{mma.warp_idx}..{mma.warp_idx + mma.num_warps - 1}; an MMA task is whole "
                                   "warpgroups: 4 warps starting at a warp index divisible by 4", (mma.name,),
                                   f"give {mma.name!r} warp_idx={mma.warp_idx // 4 * 4 + (4 if mma.warp_idx % 4 else 0)} "
-                                  "and num_warps 4 or 8", [fixes.move_task(mma.name, start, n)] if start is not None else []))
+                                  "and num_warps 4 or 8",
+                                  [fixes.move_task(mma.name, start, n)] if start is not None else []))
             return None
         n_wg = mma.num_warps // 4
         if arch == "sm_90a":
             if bm % n_wg or bm // n_wg not in SM90_ROWS_PER_WARPGROUP:
                 near = min((rows * n_wg for rows in SM90_ROWS_PER_WARPGROUP), key=lambda x: (abs(x - bm), -x))
                 self._retile(error("codegen.bm_rows", f"BM is {bm} with {n_wg} MMA warpgroup(s): each warpgroup would "
-                                   f"cover {bm / n_wg:g} rows, expected {' or '.join(map(str, SM90_ROWS_PER_WARPGROUP))}",
+                                   f"cover {bm / n_wg:g} rows, expected "
+                                   f"{' or '.join(map(str, SM90_ROWS_PER_WARPGROUP))}",
                                    (mma.name, d.name), f"use BM={64 * n_wg} or {128 * n_wg} with {n_wg} MMA "
                                    f"warpgroup(s), or give {mma.name!r} {4 * max(1, bm // 128)} warps"),
                              near, bn, bk, f"BM to {near}")
@@ -323,7 +326,8 @@ class Checks:
             rows, cols = (dims[x] for x in SPACES[space])
             if r.dtype != dtype:
                 self.out.append(error("codegen.tile_dtype", f"tile {r.name!r} is {r.dtype!r}, expected {dtype!r} like the "
-                                      "operands", (r.name,), f"give it dtype {dtype!r}", [fixes.dtype([r.name], dtype)]))
+                                      "operands", (r.name,), f"give it dtype {dtype!r}",
+                                      [fixes.dtype([r.name], dtype)]))
             if rows > MAX_BOX_ROWS:
                 self.out.append(error("codegen.tma_box", f"tile {r.name!r} has {rows} rows; a TMA box has at most "
                                       f"{MAX_BOX_ROWS}", (r.name,), f"use tiles of at most {MAX_BOX_ROWS} rows"))
@@ -354,7 +358,8 @@ class Checks:
             if r.dtype not in allowed:
                 self.out.append(error("codegen.output_dtype", f"output {r.name!r} is {r.dtype!r}; with {dtype} operands the "
                                       f"epilogue writes {' or '.join(map(repr, allowed))}", (r.name,),
-                                      f"give it dtype {allowed[0]!r}" if allowed else "use float16 or bfloat16 operands",
+                                      f"give it dtype {allowed[0]!r}" if allowed
+                                      else "use float16 or bfloat16 operands",
                                       [fixes.dtype([r.name], allowed[0])] if allowed else []))
             outputs.append(r.name)
         return outputs, spaces
