@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Iterable, Mapping
 
 from ..errors import DesignError
@@ -57,50 +58,51 @@ class Design:
                 raise DesignError(f"design {name!r}: {r!r} is not a resource", code="design.resources",
                                   hint="pass GmemTensor / MemoryResource / TmemAccumulator objects")
 
-    # -- lookups ----------------------------------------------------------------------------
+    # -- lookups (through an index built once per Design value: rules look names up per step) --
+    @cached_property
+    def _index(self) -> "_Index":
+        return _Index.of(self)
+
     def resource(self, name: str) -> Resource:
-        for r in self.resources:
-            if r.name == name:
-                return r
+        r = self._index.resources.get(name)
+        if r is not None:
+            return r
         raise DesignError(f"design {self.name!r} has no resource {name!r}; resources: "
                           f"{', '.join(r.name for r in self.resources) or 'none'}", code="design.lookup")
 
     def group(self, name: str) -> PipelineGroup:
-        for g in self.groups:
-            if g.name == name:
-                return g
+        g = self._index.groups.get(name)
+        if g is not None:
+            return g
         raise DesignError(f"design {self.name!r} has no group {name!r}; groups: "
                           f"{', '.join(g.name for g in self.groups) or 'none'}", code="design.lookup")
 
     def task(self, name: str) -> Task:
-        for t in self.tasks:
-            if t.name == name:
-                return t
+        t = self._index.tasks.get(name)
+        if t is not None:
+            return t
         raise DesignError(f"design {self.name!r} has no task {name!r}; tasks: "
                           f"{', '.join(t.name for t in self.tasks) or 'none'}", code="design.lookup")
 
     def has_resource(self, name: str) -> bool:
-        return any(r.name == name for r in self.resources)
+        return name in self._index.resources
 
     def group_of(self, resource: str) -> PipelineGroup | None:
         """The (first) group that lists ``resource`` as a member."""
-        for g in self.groups:
-            if resource in g.member_names:
-                return g
-        return None
+        return self._index.group_of.get(resource)
 
     def deps(self, resource: str) -> tuple[str, ...]:
         """The resources ``resource`` is computed from."""
-        return dict(self.graph).get(resource, ())
+        return self._index.deps.get(resource, ())
 
     def dependents(self, resource: str) -> tuple[str, ...]:
         return tuple(k for k, deps in self.graph if resource in deps)
 
     def producers(self, resource: str) -> tuple[Task, ...]:
-        return tuple(t for t in self.tasks if resource in t.dst_resources)
+        return self._index.producers.get(resource, ())
 
     def consumers(self, resource: str) -> tuple[Task, ...]:
-        return tuple(t for t in self.tasks if resource in t.src_resources)
+        return self._index.consumers.get(resource, ())
 
     @property
     def pipelined(self) -> tuple[Resource, ...]:
@@ -201,3 +203,40 @@ class Design:
 
     def __str__(self) -> str:
         return self.summary()
+
+
+@dataclass(frozen=True)
+class _Index:
+    """Name -> object maps of one Design, with the same answers as scanning its tuples in order
+    (the first resource, group or task of a name; the graph's last entry for a resource, as
+    ``dict(graph)`` gives it), so a lookup costs O(1) instead of O(size of the design)."""
+
+    resources: dict[str, Resource]
+    groups: dict[str, PipelineGroup]
+    tasks: dict[str, Task]
+    group_of: dict[str, PipelineGroup]
+    deps: dict[str, tuple[str, ...]]
+    producers: dict[str, tuple[Task, ...]]
+    consumers: dict[str, tuple[Task, ...]]
+
+    @classmethod
+    def of(cls, d: Design) -> "_Index":
+        def first(items) -> dict:
+            out: dict = {}
+            for x in items:
+                out.setdefault(x.name, x)
+            return out
+
+        group_of: dict[str, PipelineGroup] = {}
+        for g in d.groups:
+            for m in g.member_names:
+                group_of.setdefault(m, g)
+        producers: dict[str, list[Task]] = {}
+        consumers: dict[str, list[Task]] = {}
+        for t in d.tasks:
+            for name in dict.fromkeys(t.dst_resources):
+                producers.setdefault(name, []).append(t)
+            for name in dict.fromkeys(t.src_resources):
+                consumers.setdefault(name, []).append(t)
+        return cls(first(d.resources), first(d.groups), first(d.tasks), group_of, dict(d.graph),
+                   {k: tuple(v) for k, v in producers.items()}, {k: tuple(v) for k, v in consumers.items()})

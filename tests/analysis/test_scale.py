@@ -1,0 +1,78 @@
+"""Rules cost what the design costs: validation time grows linearly with schedule steps, and
+absurd counts (10^8 warps, 10^8 stages) are reported by value, with no work or memory per warp,
+thread, stage or element.  Times are compared between two sizes, never against a clock."""
+
+from __future__ import annotations
+
+import importlib.util
+import time
+import tracemalloc
+from pathlib import Path
+
+import pytest
+
+from pgstudio import DesignError, barrier_layout, examples
+from pgstudio.model.task import Task
+
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "analyze.py"
+
+
+def _unrolled(steps: int):
+    """benchmarks/analyze.py's long-schedule design (one builder for the benchmark and this test)."""
+    spec = importlib.util.spec_from_file_location("bench_analyze", BENCH)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.unrolled(steps)
+
+
+def _best_seconds(fn, repeat: int = 5) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def test_validation_grows_linearly_with_schedule_steps():
+    small, large = _unrolled(4096), _unrolled(16384)
+    assert small.validate().ok and large.validate().ok
+    ratio = _best_seconds(large.validate) / _best_seconds(small.validate)
+    # 4x the steps: linear is about 4x; the quadratic rule this replaces took 11x
+    assert ratio < 7, f"validate() took {ratio:.1f}x as long for 4x the schedule steps"
+
+
+def _peak_bytes(fn):
+    tracemalloc.start()
+    try:
+        result = fn()
+        return result, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_a_hundred_million_warps_is_reported_by_value():
+    base = examples.merge_copy()
+    store = base.task("store")
+    huge = base.with_task(Task.unchecked("store", 4, 10**8, store.src_resources, store.dst_resources, store.schedule))
+    report, peak = _peak_bytes(huge.validate)
+    assert report.codes() == ["task.warps"]
+    assert "tasks span 100000004 warps, expected at most 32" in report.errors[0].message
+    assert peak < 1 << 20  # bytes: nothing per warp
+
+
+def test_a_hundred_million_stages_is_reported_by_value():
+    huge = examples.merge_copy(num_stages=10**8)
+    report, peak = _peak_bytes(huge.validate)
+    assert report.codes() == ["layout.capacity"] and peak < 1 << 20
+    assert "300000000 slots" in report.errors[0].message and "fix" not in report.errors[0].message
+    with pytest.raises(DesignError, match=r"needs 300000000 slots .* 'ab' has 100000000 stages") as info:
+        _peak_bytes(lambda: barrier_layout(huge))
+    assert info.value.code == "layout.capacity" and "fewer stages" in info.value.hint
+
+
+def test_the_deepest_chain_validates_in_time_linear_in_its_groups():
+    small, large = examples.chain(8), examples.chain(examples.MAX_CHAIN_GROUPS)
+    assert small.validate().ok and large.validate().ok
+    ratio = _best_seconds(large.validate) / _best_seconds(small.validate)
+    assert ratio < 2.5 * examples.MAX_CHAIN_GROUPS / 8, f"{ratio:.1f}x for {examples.MAX_CHAIN_GROUPS / 8:.1f}x the groups"
