@@ -88,6 +88,9 @@ def studio_flow(page, shot: Path) -> None:
     tab(page, "Timeline")
     plot = page.locator(".pg-pane-timeline .js-plotly-plot")
     expect(plot).to_be_visible(timeout=30_000)
+    # in JupyterLab the pane can sit below the notebook's fold: bring it into the viewport, where
+    # the mouse can reach it (bounding boxes are viewport coordinates)
+    plot.scroll_into_view_if_needed()
     box = page.locator(".pg-pane-timeline .nsewdrag").first.bounding_box()
     bars = page.locator(".pg-pane-timeline .trace.bars .point path")
 
