@@ -6,9 +6,11 @@ Each run keeps IPython state in its own temp folder, so two runs on one machine 
 
 from __future__ import annotations
 
+import atexit
 import functools
 import os
 import shutil
+import sys
 
 import pytest
 
@@ -82,3 +84,11 @@ def private_ipython_dir(tmp_path_factory):
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("IPYTHONDIR", str(tmp_path_factory.mktemp("ipython")))
         yield
+        # a shell a test made in this process closes its history database now, while the folder
+        # exists (pytest may remove it before the shell's own exit hook would run)
+        shell_module = sys.modules.get("IPython.core.interactiveshell")
+        if shell_module is not None and shell_module.InteractiveShell.initialized():
+            shell = shell_module.InteractiveShell.instance()
+            shell.atexit_operations()
+            atexit.unregister(shell.atexit_operations)  # done: it must not run a second time
+            shell_module.InteractiveShell.clear_instance()
