@@ -5,7 +5,14 @@ each), 2 gmem inputs, 6 outputs, and the tasks that drive them, and it is valid 
 generator's rules included).  The studio re-runs
 both after every edit, so the target is <= 10 ms on a 2-core machine.
 
+``--scale`` measures how validation grows instead: ``validate()`` of designs whose schedules
+hold 1k .. 16k steps (``unrolled(steps)``: merge_copy with every task moving many tiles per
+loop iteration), of chains of 2 .. 31 groups, and of designs with absurd counts (10^8 warps,
+10^8 stages), which are reported by value without work per warp or per stage.  Targets: 16k
+steps under 0.5 s, and time per step about constant.
+
     python benchmarks/analyze.py [--repeat 200]
+    python benchmarks/analyze.py --scale [--repeat 5]
 """
 
 from __future__ import annotations
@@ -14,8 +21,9 @@ import argparse
 import statistics
 import time
 
-from pgstudio import (CooperativeGroup, Design, GmemTensor, MemoryResource, PipelineGroup, PipelineGroupMode, Task,
+from pgstudio import (CooperativeGroup, Design, DesignError, GmemTensor, MemoryResource, PipelineGroup, PipelineGroupMode, Task,
                       barrier_layout, create_tma_async_pipeline_cfg, domain_loop, schedule)
+from pgstudio import examples
 from pgstudio.examples import (consume_store_schedule, fused_store_schedule, load_schedule,
                                merge_store_schedule)
 from pgstudio.model import Agent, Compute
@@ -75,10 +83,94 @@ def build() -> Design:
     return Design("bench16", resources, graph, groups, tasks, {"num_tiles": 64})
 
 
+@schedule
+def unrolled_load(src, dst, unroll):
+    with domain_loop(0, "num_tiles", 1):
+        for _ in range(unroll):
+            dst.try_acquire()
+            dst.acquire()
+            dst.load(src)
+            dst.commit()
+
+
+@schedule
+def unrolled_store(output, group, unroll):
+    a, b = group.member_names
+    with domain_loop(0, "num_tiles", 1):
+        for _ in range(unroll):
+            for m in (a, b):
+                group.member(m).try_wait()
+                group.member(m).wait()
+            output.store(val_a=group.member(a).read(), val_b=group.member(b).read())
+            group.release()
+
+
+def unrolled(steps: int) -> Design:
+    """merge_copy whose three tasks move ``steps // 16`` tiles per loop iteration: a valid
+    design with ``steps`` schedule steps (16 per tile: 4 per loader, 8 for the store)."""
+    unroll = max(1, steps // 16)
+    base = examples.merge_copy()
+    ab = base.group("ab")
+    gmem_a, gmem_b, gmem_d = (base.resource(n) for n in ("gmem_a", "gmem_b", "gmem_d"))
+    tasks = [Task("load_a", 0, 1, [gmem_a], [ab.smem_a], unrolled_load(gmem_a, ab.smem_a, unroll)),
+             Task("load_b", 1, 1, [gmem_b], [ab.smem_b], unrolled_load(gmem_b, ab.smem_b, unroll)),
+             Task("store", 4, 4, ["smem_a", "smem_b"], [gmem_d], unrolled_store(gmem_d, ab, unroll))]
+    return base.replace(name=f"unrolled_{unroll}", tasks=tasks)
+
+
+def _best(fn, repeat: int) -> float:
+    """The least CPU seconds of ``repeat`` calls (other processes on the machine do not count)."""
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.process_time()
+        fn()
+        best = min(best, time.process_time() - t0)
+    return best
+
+
+def scale(repeat: int) -> bool:
+    print(f"{'design':<22} {'steps':>7} {'validate ms':>12} {'us/step':>8}  diagnostics   (CPU time, best of {repeat})")
+    rows = []
+    for steps in (1024, 2048, 4096, 8192, 16384):
+        d = unrolled(steps)
+        n = sum(len(list(t.schedule.steps())) for t in d.tasks)
+        sec = _best(d.validate, repeat)
+        rows.append((n, sec))
+        print(f"{d.name:<22} {n:>7} {1e3 * sec:>12.1f} {1e6 * sec / n:>8.2f}  {d.validate().codes() or 'none'}")
+    for groups in (2, 8, 16, examples.MAX_CHAIN_GROUPS):
+        d = examples.chain(groups)
+        n = sum(len(list(t.schedule.steps())) for t in d.tasks)
+        sec = _best(d.validate, repeat)
+        print(f"{d.name:<22} {n:>7} {1e3 * sec:>12.1f} {1e6 * sec / n:>8.2f}  {d.validate().codes() or 'none'}")
+    base = examples.merge_copy()
+    store = base.task("store")
+    try:  # a count past the value domain is refused when the object is built, before any rule runs
+        Task("store", 4, 10**8, store.src_resources, store.dst_resources, store.schedule)
+    except DesignError as e:
+        print(f"{'10^8 warps':<22} {'':>7} {'refused':>12} {'':>8}  {e.code}: {e}")
+    absurd = {"warps 31-62 (span 63)": base.with_task(Task("store", 31, 32, store.src_resources,
+                                                              store.dst_resources, store.schedule)),
+              "64 stages of 8 KiB": examples.merge_copy(num_stages=64, tile_bytes=8192)}
+    for label, d in absurd.items():
+        sec = _best(d.validate, repeat)
+        print(f"{label:<22} {'':>7} {1e3 * sec:>12.1f} {'':>8}  {d.validate().codes()}")
+    (n0, t0), (n1, t1) = rows[0], rows[-1]
+    growth = (t1 / t0) / (n1 / n0)
+    ok = t1 < 0.5 and growth < 1.5
+    print(f"16k steps: {1e3 * t1:.0f} ms (target < 500 ms); from {n0} to {n1} steps the time grew {t1 / t0:.1f}x for "
+          f"{n1 / n0:.0f}x the steps ({'about linear' if growth < 1.5 else 'FASTER THAN LINEAR'}): "
+          f"{'met' if ok else 'MISSED'}")
+    return ok
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=200)
+    parser.add_argument("--repeat", type=int, default=None)
+    parser.add_argument("--scale", action="store_true", help="validation time against schedule length and counts")
     args = parser.parse_args()
+    if args.scale:
+        raise SystemExit(0 if scale(args.repeat or 5) else 1)
+    args.repeat = args.repeat or 200
     design = build()
     report = design.validate()
     layout = barrier_layout(design)

@@ -22,6 +22,7 @@ class DesignError(PgStudioError, ValueError):
 
     def __init__(self, message: str, code: str = "", hint: str = "", diagnostics: tuple = ()) -> None:
         super().__init__(message if not hint else f"{message}; fix: {hint}")
+        self.message = message  # without the fix, for a diagnostic that carries the hint apart
         self.code = code
         self.hint = hint
         self.diagnostics = tuple(diagnostics)

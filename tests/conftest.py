@@ -1,13 +1,16 @@
 """Test markers: `gpu` tests skip where no usable GPU + CuPy exists; `nvrtc` where the NVRTC
 wheels are missing, `cluster` where Ray is missing and `ts` where the TS wheel is missing (all fail
 instead when the environment variable CI is set: CI installs them); `browser` where Debian
-chromium + Playwright are missing."""
+chromium + Playwright are missing.
+Each run keeps IPython state in its own temp folder, so two runs on one machine share no files."""
 
 from __future__ import annotations
 
+import atexit
 import functools
 import os
 import shutil
+import sys
 
 import pytest
 
@@ -71,3 +74,21 @@ def pytest_collection_modifyitems(config, items):
         for marker, (available, why) in checks.items():
             if marker in item.keywords and marker not in must_run and not available():
                 item.add_marker(pytest.mark.skip(reason=why))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def private_ipython_dir(tmp_path_factory):
+    """Kernels this run starts (executed notebooks) keep IPython's profile and history database in
+    this run's temp folder, not in the user's ~/.ipython, which a second test run on the same
+    machine would write at the same time."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("IPYTHONDIR", str(tmp_path_factory.mktemp("ipython")))
+        yield
+        # a shell a test made in this process closes its history database now, while the folder
+        # exists (pytest may remove it before the shell's own exit hook would run)
+        shell_module = sys.modules.get("IPython.core.interactiveshell")
+        if shell_module is not None and shell_module.InteractiveShell.initialized():
+            shell = shell_module.InteractiveShell.instance()
+            shell.atexit_operations()
+            atexit.unregister(shell.atexit_operations)  # done: it must not run a second time
+            shell_module.InteractiveShell.clear_instance()

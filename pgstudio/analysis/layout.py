@@ -25,7 +25,7 @@ from ..model.group import PipelineGroup
 from ..model.kinds import Op, Role, Side, Verb
 from ..model.protocol import ARRIVER, arrives_on, arrives_once, expects_tx, member_actions
 from ..model.resource import Memory, Resource
-from ..model.targets import ARCHES, DATA_ALIGN, DTYPE_BYTES, SMEM_CAPACITY, smem_capacity
+from ..model.targets import ARCHES, DATA_ALIGN, DTYPE_BYTES, SMEM_CAPACITY, SMEM_CAPACITY_BY_ARCH, smem_capacity
 
 #: Bytes of one mbarrier.
 BARRIER_BYTES = 8
@@ -224,7 +224,21 @@ def barrier_layout(x: Any) -> BarrierLayout:
         sets = _own_sets(x, 0)
     else:
         raise TypeError(f"barrier_layout() takes a Design, PipelineGroup or pipelined resource, got {type(x).__name__}")
+    _check_slot_count(sets)
     return BarrierLayout(_slots(sets), tuple(sets))
+
+
+def _check_slot_count(sets: Sequence[BarrierSet]) -> None:
+    """Refuse, by value and before listing any slot, a layout whose barriers alone cannot fit in
+    any block's shared memory (a stage count of 10**8 would otherwise allocate 10**8 slots)."""
+    limit = max(SMEM_CAPACITY_BY_ARCH.values()) // BARRIER_BYTES
+    total = sum(s.stages for s in sets)
+    if total > limit:
+        worst = max(sets, key=lambda s: s.stages)
+        raise DesignError(f"the barrier layout needs {total} slots ({total * BARRIER_BYTES} B), more than the "
+                          f"{limit} that fit in {limit * BARRIER_BYTES} B of shared memory; {worst.owner!r} has "
+                          f"{worst.stages} stages", code="layout.capacity",
+                          hint=f"give {worst.owner!r} fewer stages (a few to a few dozen is usual)")
 
 
 # -- shared memory ---------------------------------------------------------------------------------

@@ -20,7 +20,7 @@ def diagnostics(design: Design) -> list[Diagnostic]:
         try:
             out.extend(spec.check(design))
         except DesignError as exc:  # a rule tripped over a broken design: report, never crash
-            out.append(error(exc.code or spec.code, str(exc), (), exc.hint))
+            out.append(error(exc.code or spec.code, exc.message, (), exc.hint))
     seen = set()
     unique = []
     for d in out:

@@ -37,6 +37,7 @@ from ..model.resource import Memory
 from ..model.targets import ARCHES
 from ._writer import Writer
 from .dtypes import dtype
+from .element import element_code
 from .gemm import emit_gemm
 from .instrument import Instrument, Stamps
 from .ptx import DRAIN_NS, PRELUDE, RECORD_INTS
@@ -304,14 +305,6 @@ class _Kernel:
         cur = self.p.consumer_cursor(tc, name)
         return f"*reinterpret_cast<const uint4*>(pg_smem + {self._stage_addr(name, cur)} + {vec} * 16)"
 
-    def _scalar(self, name: str) -> str:
-        """A float expression of ``name`` at element pg_e, computed from global inputs only."""
-        r = self.p.design.resource(name)
-        if r.memory is Memory.GMEM and r.compute.op == "input":
-            return f"pg_ld1({cname(name)} + pg_base + pg_e)"
-        ex = self.p.exprs[name]
-        return ex.to_c({o: self._scalar(o) for o in ex.operands})
-
     def _thread_work(self, tc: TaskCode, rs) -> None:
         p, w = self.p, self.w
         target = rs.step.target
@@ -369,4 +362,8 @@ class _Kernel:
             if to_gmem:
                 w.add("// elements past the last whole vector: computed from global memory directly")
                 with w.block(f"for (int pg_e = pg_vecs * PG_VEC + pg_tt; pg_e < pg_valid; pg_e += {nthreads}) {{"):
-                    w.add(f"pg_st1({cname(target)} + pg_base + pg_e, {self._scalar(target)});")
+                    code = element_code(p.design, [target], self.dt, lambda n: f"pg_ld1({cname(n)} + pg_base + pg_e)",
+                                        p.exprs)
+                    for ln in code.lines:
+                        w.add(ln)
+                    w.add(f"pg_st1({cname(target)} + pg_base + pg_e, {code.values[target]});")

@@ -56,7 +56,7 @@ MAX_TASKS = 1024
 MAX_PROBLEM_ENTRIES = 64
 #: Recorded steps of one schedule and of a whole design, nesting of domain loops, work inputs
 #: of one step.
-MAX_STEPS = 4096
+MAX_STEPS = 1 << 14
 MAX_DESIGN_STEPS = 1 << 16
 MAX_LOOP_DEPTH = 8
 MAX_ARGS = 64

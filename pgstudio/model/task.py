@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -121,6 +122,47 @@ class Task:
 
     def __str__(self) -> str:
         return f"{self.name} (warps {self.warp_idx}..{self.warp_idx + self.num_warps - 1})"
+
+
+@dataclass(frozen=True)
+class WarpOverlap:
+    """Task ``task`` uses warp ``warp``, which the earlier task ``owner`` already holds."""
+
+    owner: str
+    task: str
+    warp: int
+
+
+def warp_overlaps(tasks: Sequence[Task]) -> list[WarpOverlap]:
+    """Each task (in order) whose warp range meets a warp an earlier task holds, at the lowest
+    such warp and its first holder.  Computed from the ranges, never warp by warp, so a task of
+    10^8 warps costs what a task of one costs."""
+    starts: list[int] = []  # claimed, disjoint [start, end) ranges, sorted; owners alongside
+    ends: list[int] = []
+    owners: list[str] = []
+    out: list[WarpOverlap] = []
+    for t in tasks:
+        lo, hi = t.warp_idx, t.warp_idx + t.num_warps
+        i = max(bisect.bisect_right(starts, lo) - 1, 0)
+        while i < len(starts) and ends[i] <= lo:
+            i += 1
+        if i < len(starts) and starts[i] < hi:
+            out.append(WarpOverlap(owners[i], t.name, max(lo, starts[i])))
+        # claim the parts of [lo, hi) nobody holds yet (earlier holders keep theirs)
+        cursor, gaps = lo, []
+        while i < len(starts) and starts[i] < hi:
+            if starts[i] > cursor:
+                gaps.append((cursor, starts[i]))
+            cursor = max(cursor, ends[i])
+            i += 1
+        if cursor < hi:
+            gaps.append((cursor, hi))
+        for a, b in gaps:
+            j = bisect.bisect_left(starts, a)
+            starts.insert(j, a)
+            ends.insert(j, b)
+            owners.insert(j, t.name)
+    return out
 
 
 def _bind_by_name(sched: Schedule, resources: Sequence[Any]) -> BoundSchedule:

@@ -29,13 +29,28 @@ def text_width_in(text: str, fontsize: float) -> float:
     return len(text) * fontsize * CHAR_IN_PER_PT
 
 
-def to_svg(fig: Any) -> str:
+#: The SVG settings that make the bytes a function of the figure alone: text as text, ids salted.
+SVG_RC = {"svg.fonttype": "none", "svg.hashsalt": "pgstudio"}
+
+
+def to_svg(fig: Any, attempts: int = 3) -> str:
+    """The figure as SVG text, the same bytes for the same figure.
+
+    Matplotlib reads these settings from its global rcParams while it draws, so other code that
+    restores rcParams during the draw (seen once in a notebook kernel under load: a picture with
+    glyph paths and random ids, i.e. the defaults) would change the bytes; the settings are
+    checked after the draw and the figure is drawn again when they did not hold."""
     import matplotlib
 
-    buf = io.StringIO()
-    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "pgstudio"}):
-        fig.savefig(buf, format="svg", metadata={"Date": None})
-    return buf.getvalue()
+    for _ in range(attempts):
+        buf = io.StringIO()
+        with matplotlib.rc_context(SVG_RC):
+            fig.savefig(buf, format="svg", metadata={"Date": None})
+            held = all(matplotlib.rcParams[k] == v for k, v in SVG_RC.items())
+        if held:
+            return buf.getvalue()
+    raise RuntimeError(f"matplotlib's SVG settings {SVG_RC} were changed during {attempts} drawings in a row; "
+                       "some other code resets rcParams while pictures are drawn")
 
 
 def to_png(fig: Any, dpi: int = 110) -> bytes:

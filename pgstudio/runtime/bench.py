@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 from ..codegen.dtypes import dtype as dtype_of
+from ..codegen.element import element_code
 from ..codegen.kernel import cname
 from ..analysis.expr import compute_expr
 from ..model.design import Design
@@ -94,13 +95,6 @@ class BenchTable:
     def __str__(self) -> str:
         return self.table()
 
-def _flat_c(design: Design, name: str, dt, names: Mapping[str, str]) -> str:
-    """C float expression of ``name`` over the input tensors (copies and stages substituted)."""
-    r = design.resource(name)
-    if r.memory is Memory.GMEM and r.compute.op == "input":
-        return dt.to_float(names[name])
-    ex = compute_expr(design, name)
-    return ex.to_c({o: _flat_c(design, o, dt, names) for o in ex.operands})
 
 
 def _source_input(design: Design, name: str) -> str | None:
@@ -120,7 +114,8 @@ def elementwise_peer(work: Workload) -> Callable[[], None]:
     d, dt = work.design, dtype_of(work.dtype)
     store = "float32" if work.dtype == "float32" else "uint16"  # 16-bit types as raw bits, converted like ours
     names = {n: f"p_{cname(n)}" for n in (*work.inputs, *work.outputs)}
-    body = "; ".join(f"{names[o]} = {dt.from_float(_flat_c(d, o, dt, names))}" for o in work.outputs)
+    code = element_code(d, list(work.outputs), dt, lambda n: dt.to_float(names[n]))
+    body = " ".join([*code.lines, *(f"{names[o]} = {dt.from_float(code.values[o])};" for o in work.outputs)])
     preamble = "typedef unsigned short u16;\ntypedef unsigned int u32;\n" + dt.scalar
     kern = cp.ElementwiseKernel(", ".join(f"{store} {names[i]}" for i in work.inputs),
                                 ", ".join(f"{store} {names[o]}" for o in work.outputs), body,

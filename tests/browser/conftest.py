@@ -1,9 +1,12 @@
 """Servers and a browser for the real-browser tests: Voila or JupyterLab serving a notebook from a
 temp folder, and Debian's chromium driven by Playwright (no browser download).
 
-Everything runs under a temp HOME with temp Jupyter dirs; servers start and stop inside the test;
-every wait has a timeout, and pytest-timeout bounds each test as a whole.  Screenshots go to
-``test-artifacts/`` at the repository root (git-ignored) so a CI run keeps them.
+Everything runs under a temp HOME with temp Jupyter dirs; servers start and stop inside the test,
+each on a free port (a port another process takes first is retried on another); every wait has a
+timeout, and pytest-timeout bounds each test as a whole.  Screenshots go to a folder of their own
+per test run, ``test-artifacts/<run>/`` at the repository root (git-ignored; ``<run>`` is
+``$PGSTUDIO_TEST_RUN`` or the start time and process id), so a CI run keeps them and two runs on
+one machine never overwrite each other's files.
 """
 
 from __future__ import annotations
@@ -35,11 +38,17 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+class PortTaken(RuntimeError):
+    """The server exited because another process bound its port between ``free_port()`` and its start."""
+
+
 def wait_for_http(url: str, proc: subprocess.Popen, timeout: float, log: Path) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(f"server exited with {proc.returncode}:\n{log.read_text()[-3000:]}")
+            text = log.read_text()
+            kind = PortTaken if "already in use" in text.lower() else RuntimeError
+            raise kind(f"server exited with {proc.returncode}:\n{text[-3000:]}")
         try:
             with urllib.request.urlopen(url, timeout=2):
                 return
@@ -90,18 +99,33 @@ def serve(cmd: list[str], env: dict, url: str, log: Path, timeout: float = 60) -
         stop(proc)
 
 
+def serve_on_a_free_port(stack: contextlib.ExitStack, command, env: dict, log: Path, attempts: int = 3) -> int:
+    """Start ``command(port) -> (argv, ready url)`` on a free port; a port taken in the meantime
+    (another test run on this machine) is retried on a new one.  Returns the port."""
+    for attempt in range(attempts):
+        port = free_port()
+        cmd, url = command(port)
+        try:
+            stack.enter_context(serve(cmd, env, url, log))
+            return port
+        except PortTaken:
+            if attempt == attempts - 1:
+                raise
+    raise AssertionError("unreachable")
+
+
 @pytest.fixture
 def voila(jupyter_env, tmp_path):
     """``voila(notebook) -> url``: serve one notebook with Voila until the test ends."""
     stack = contextlib.ExitStack()
 
     def start(notebook: Path) -> str:
-        port = free_port()
-        cmd = [sys.executable, "-m", "voila", str(notebook), "--no-browser", f"--port={port}",
-               "--Voila.ip=127.0.0.1", "--show_tracebacks=True"]
-        url = f"http://127.0.0.1:{port}/"
-        stack.enter_context(serve(cmd, jupyter_env, url, tmp_path / "voila.log"))
-        return url
+        def command(port: int):
+            return ([sys.executable, "-m", "voila", str(notebook), "--no-browser", f"--port={port}",
+                     "--Voila.ip=127.0.0.1", "--show_tracebacks=True"], f"http://127.0.0.1:{port}/")
+
+        port = serve_on_a_free_port(stack, command, jupyter_env, tmp_path / "voila.log")
+        return f"http://127.0.0.1:{port}/"
 
     with stack:
         yield start
@@ -109,21 +133,44 @@ def voila(jupyter_env, tmp_path):
 
 @pytest.fixture
 def lab(jupyter_env, tmp_path):
-    """``lab(root) -> base url``: JupyterLab on ``root`` until the test ends (token auth)."""
+    """``lab(root, notebook) -> url``: JupyterLab on ``root`` until the test ends (token auth), with
+    ``notebook``'s kernel already started and idle (``start_notebook_kernel``); the url opens it."""
     stack = contextlib.ExitStack()
 
-    def start(root: Path) -> str:
-        port = free_port()
-        cmd = [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
-               "--port-retries=0", f"--IdentityProvider.token={TOKEN}", f"--ServerApp.root_dir={root}",
-               "--allow-root", "--LabApp.expose_app_in_browser=True",
-               "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
+    def start(root: Path, notebook: str) -> str:
+        def command(port: int):
+            return ([sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
+                     "--port-retries=0", f"--IdentityProvider.token={TOKEN}", f"--ServerApp.root_dir={root}",
+                     "--allow-root", "--LabApp.expose_app_in_browser=True",
+                     "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"],
+                    f"http://127.0.0.1:{port}/api/status?token={TOKEN}")
+
+        port = serve_on_a_free_port(stack, command, jupyter_env, tmp_path / "lab.log")
         base = f"http://127.0.0.1:{port}"
-        stack.enter_context(serve(cmd, jupyter_env, f"{base}/api/status?token={TOKEN}", tmp_path / "lab.log"))
-        return base
+        start_notebook_kernel(base, notebook)
+        return f"{base}/lab/tree/{notebook}?token={TOKEN}&reset"
 
     with stack:
         yield start
+
+
+def api(base: str, path: str, body: dict | None = None, timeout: float = 60) -> dict:
+    """One Jupyter server REST call with the test token (GET, or POST of ``body`` as JSON)."""
+    data = None if body is None else json.dumps(body).encode()
+    req = urllib.request.Request(f"{base}{path}", data=data, method="GET" if body is None else "POST",
+                                 headers={"Authorization": f"token {TOKEN}", "Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=timeout) as resp:
+        return json.loads(resp.read() or b"{}")
+
+
+def start_notebook_kernel(base: str, path: str) -> str:
+    """Start the notebook's python3 kernel through the server (the call returns once the kernel
+    process is up) before Lab opens the notebook: Lab then attaches to this session instead of
+    choosing a kernel itself, which on a loaded machine can end in its modal "Select Kernel"
+    dialog (Lab looks for the notebook's kernel among kernel specs it may not have fetched yet).
+    Returns the kernel id; the page then waits for the kernel to report idle to Lab."""
+    session = api(base, "/api/sessions", {"path": path, "name": path, "type": "notebook", "kernel": {"name": "python3"}})
+    return session["kernel"]["id"]
 
 
 @pytest.fixture
@@ -143,7 +190,10 @@ def page(jupyter_env):
             browser.close()
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def artifacts() -> Path:
-    ARTIFACTS.mkdir(exist_ok=True)
-    return ARTIFACTS
+    """This run's folder under ``test-artifacts/`` (created on first use)."""
+    run = os.environ.get("PGSTUDIO_TEST_RUN") or f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
+    folder = ARTIFACTS / run
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder

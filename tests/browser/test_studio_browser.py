@@ -88,7 +88,9 @@ def studio_flow(page, shot: Path) -> None:
     tab(page, "Timeline")
     plot = page.locator(".pg-pane-timeline .js-plotly-plot")
     expect(plot).to_be_visible(timeout=30_000)
-    plot.scroll_into_view_if_needed()  # in Lab the studio stacks below its editors: the mouse needs it on screen
+    # in JupyterLab the pane can sit below the notebook's fold: bring it into the viewport, where
+    # the mouse can reach it (bounding boxes are viewport coordinates)
+    plot.scroll_into_view_if_needed()
     box = page.locator(".pg-pane-timeline .nsewdrag").first.bounding_box()
     bars = page.locator(".pg-pane-timeline .trace.bars .point path")
     bars.first.wait_for(state="visible", timeout=30_000)  # the pane's figure exists before its data arrives
@@ -141,31 +143,51 @@ def test_studio_in_voila(voila, page, tmp_path, artifacts):
 def test_studio_in_jupyterlab(lab, page, tmp_path, artifacts):
     root = tmp_path / "root"
     root.mkdir()
-    write_app(root)
-    base = lab(root)
-    page.goto(f"{base}/lab/tree/studio_app.ipynb?token=pgstudio-test&reset")
-    page.wait_for_selector('.jp-Notebook-ExecutionIndicator[data-status="idle"]', timeout=60_000)
-    run_cell_until_studio_shows(page)
+    notebook = write_app(root).name
+    page.goto(lab(root, notebook))  # its kernel is running: Lab attaches, no "Select Kernel" dialog
+    try:
+        wait_until_notebook_ready(page, notebook)
+        # fire and forget: awaiting the command's promise inside evaluate() would have no timeout
+        page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
+        page.locator(".pg-studio .pg-status").wait_for(state="visible", timeout=120_000)
+    except Exception:
+        page.screenshot(path=str(artifacts / "studio-jupyterlab-not-ready.png"), full_page=True)
+        raise
     studio_flow(page, artifacts / "studio-jupyterlab.png")
 
 
-def run_cell_until_studio_shows(page, attempts: int = 3) -> None:
-    """Run the notebook's cell and wait for the studio.  On a loaded machine Lab can report the
-    kernel idle before the notebook panel takes commands, so a run that shows nothing is tried
-    again (through the command, then by Shift+Enter in the cell); each wait is bounded."""
+#: True once the notebook at ``path`` is Lab's current widget, its file is loaded, and its kernel
+#: is connected and idle: the state in which 'notebook:run-all-cells' runs its cell.
+_READY = """(path) => {
+  const app = window.jupyterapp;
+  const w = app && app.shell.currentWidget;
+  if (!w || !w.context || w.context.path !== path || !w.context.isReady || !w.content) return false;
+  const kernel = w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel;
+  return !!kernel && w.sessionContext.isReady && kernel.connectionStatus === 'connected'
+    && kernel.status === 'idle' && w.content.widgets.length > 0;
+}"""
+
+#: What Lab shows instead, for the failure message: its state and any modal dialog's text.
+_STATE = """(path) => {
+  const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;
+  const k = w && w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel;
+  const dialog = document.querySelector('.jp-Dialog');
+  return {widget: w ? (w.context ? w.context.path : w.id) : null, ready: !!(w && w.context && w.context.isReady),
+          kernel: k ? k.status + '/' + k.connectionStatus : null, dialog: dialog ? dialog.innerText : null};
+}"""
+
+
+def wait_until_notebook_ready(page, path: str, timeout_ms: int = 90_000) -> None:
+    """Wait for Lab's own readiness signals (see ``_READY``), not for time to pass; a modal dialog
+    over the notebook fails at once with its text, since a click would land behind it."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-    button = page.locator(".pg-studio .pg-status")
-    for attempt in range(attempts):
-        if attempt % 2 == 0:
-            # fire and forget: awaiting the command's promise inside evaluate() has no timeout
-            page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
-        else:
-            page.locator(".jp-Cell .jp-InputArea-editor").first.click()
-            page.keyboard.press("Shift+Enter")
-        try:
-            button.wait_for(state="visible", timeout=45_000)
-            return
-        except PlaywrightTimeout:
-            if attempt == attempts - 1:
-                raise
+    page.wait_for_function("() => !!window.jupyterapp", timeout=timeout_ms)
+    try:
+        page.wait_for_function(f"(path) => !!document.querySelector('.jp-Dialog') || ({_READY})(path)", arg=path,
+                               timeout=timeout_ms)
+    except PlaywrightTimeout:
+        raise AssertionError(f"JupyterLab did not get ready: {page.evaluate(_STATE, path)}") from None
+    state = page.evaluate(_STATE, path)
+    if state["dialog"] is not None:
+        raise AssertionError(f"JupyterLab shows a modal dialog over the notebook: {state}")

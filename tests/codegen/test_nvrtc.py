@@ -40,6 +40,14 @@ def test_compiles_for_both_targets(design, arch):
     assert "error" not in cub.log.lower()
 
 
+def test_the_deepest_chain_compiles():
+    """31 groups of two stages each: linear source (about 190 kB), a few seconds of NVRTC."""
+    src = emit(examples.chain(examples.MAX_CHAIN_GROUPS, "FusedMerge", dtype="bfloat16"))
+    assert len(src.code) < 1 << 20
+    cub = compile_cubin(src)
+    assert cub.data[:4] == b"\x7fELF" and "error" not in cub.log.lower()
+
+
 def test_no_spills_in_the_merge_kernel():
     cub = compile_cubin(emit(examples.merge_copy(dtype="bfloat16")), options=("--ptxas-options=-v",))
     assert "0 bytes spill stores" in cub.log

@@ -66,7 +66,7 @@ CASES = [
     ("too many resources", planted(["resources"], [BASE["resources"][0]] * (L.MAX_RESOURCES + 1)), "json.size",
      ["resources: 1025 is more than the limit of 1024"]),
     ("too many steps", planted(BODY, [BASE["tasks"][0]["schedule"]["nodes"][0]["body"][0]] * (L.MAX_STEPS + 1)),
-     "json.size", ["tasks[0].schedule.nodes[0].body: 4097 is more than the limit of 4096"]),
+     "json.size", ["tasks[0].schedule.nodes[0].body: 16385 is more than the limit of 16384"]),
     ("too many args", planted(BODY + [2, "args"], [["a", "gmem_a"]] * (L.MAX_ARGS + 1)), "json.size",
      ["args: 65 is more than the limit of 64"]),
     ("file too large", json.dumps({**BASE, "name": "x", "pad": " " * L.MAX_FILE_BYTES}), "json.size",
@@ -109,7 +109,7 @@ def test_the_constructors_hold_the_same_domain():
         MemoryResource("smem_x", aliases="not a name")
     with pytest.raises(DesignError, match="domain_loop step is 0"):
         Loop(0, 8, 0, ())
-    with pytest.raises(DesignError, match="steps: 4097 is more than the limit of 4096"):
+    with pytest.raises(DesignError, match="steps: 16385 is more than the limit of 16384"):
         CapturedSchedule("s", tuple(Step("acquire", "smem_a") for _ in range(L.MAX_STEPS + 1)))
     with pytest.raises(DesignError, match="problem entry 'n': value is nan"):
         Design("d", problem={"n": float("nan")})

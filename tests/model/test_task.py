@@ -60,3 +60,62 @@ def test_a_task_is_frozen():
     t = Task("t", 0, 1)
     with pytest.raises(dataclasses.FrozenInstanceError):
         t.num_warps = 2
+
+
+# -- warp ranges ---------------------------------------------------------------------------------
+
+
+def _overlaps_warp_by_warp(ranges):
+    """The obvious definition, warp by warp: for each task, its lowest warp an earlier task holds."""
+    used, out = {}, []
+    for name, lo, n in ranges:
+        for w in range(lo, lo + n):
+            if w in used:
+                out.append((used[w], name, w))
+                break
+        for w in range(lo, lo + n):
+            used.setdefault(w, name)
+    return out
+
+
+def test_warp_overlaps_agree_with_the_warp_by_warp_definition():
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from pgstudio.model.task import warp_overlaps
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.lists(st.tuples(st.integers(0, 12), st.integers(1, 6)), max_size=7))
+    def check(spans):
+        ranges = [(f"t{i}", lo, n) for i, (lo, n) in enumerate(spans)]
+        tasks = [Task(name, lo, n) for name, lo, n in ranges]
+        got = [(o.owner, o.task, o.warp) for o in warp_overlaps(tasks)]
+        assert got == _overlaps_warp_by_warp(ranges)
+
+    check()
+
+
+def test_a_hundred_million_warps_is_refused_by_value_before_any_work():
+    with pytest.raises(DesignError, match="num_warps") as e:
+        Task("huge", 0, 10**8)
+    assert "1 to 32" in e.value.hint
+
+
+def test_warp_overlaps_cost_what_the_ranges_cost_not_the_warps():
+    """The overlap rule works on ranges: even ranges far wider than a block (plain records here,
+    since a Task refuses them) cost a few range records, nothing per warp."""
+    import tracemalloc
+    from types import SimpleNamespace as Rec
+
+    from pgstudio.model.task import warp_overlaps
+
+    tasks = [Rec(name="load", warp_idx=0, num_warps=1), Rec(name="huge", warp_idx=0, num_warps=10**8),
+             Rec(name="store", warp_idx=5, num_warps=10**8)]
+    tracemalloc.start()
+    try:
+        found = warp_overlaps(tasks)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert [(o.owner, o.task, o.warp) for o in found] == [("load", "huge", 0), ("huge", "store", 5)]
+    assert peak < 100_000  # bytes: a few range records, nothing per warp

@@ -1,0 +1,80 @@
+"""Rules cost what the design costs: validation time grows linearly with schedule steps, and
+absurd counts (10^8 warps, 10^8 stages) are reported by value, with no work or memory per warp,
+thread, stage or element.  Times are compared between two sizes, never against a clock."""
+
+from __future__ import annotations
+
+import importlib.util
+import time
+import tracemalloc
+from pathlib import Path
+
+import pytest
+
+from pgstudio import DesignError, barrier_layout, examples
+from pgstudio.model.task import Task
+
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "analyze.py"
+
+
+def _unrolled(steps: int):
+    """benchmarks/analyze.py's long-schedule design (one builder for the benchmark and this test)."""
+    spec = importlib.util.spec_from_file_location("bench_analyze", BENCH)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.unrolled(steps)
+
+
+def _best_cpu_seconds(fn, repeat: int = 5) -> float:
+    """The least CPU time of ``repeat`` calls: CPU time, not wall time, so other processes on a
+    loaded machine (a second test run, say) do not count; the least, so a cold cache does not."""
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.process_time()
+        fn()
+        best = min(best, time.process_time() - t0)
+    return best
+
+
+def test_validation_grows_linearly_with_schedule_steps():
+    small, large = _unrolled(4096), _unrolled(16384)
+    assert small.validate().ok and large.validate().ok
+    ratio = _best_cpu_seconds(large.validate) / _best_cpu_seconds(small.validate)
+    # 4x the steps: linear is 4x (3.9x measured); the quadratic rule this replaces took 11x
+    assert ratio < 8, f"validate() took {ratio:.1f}x as long for 4x the schedule steps"
+
+
+def _peak_bytes(fn):
+    tracemalloc.start()
+    try:
+        result = fn()
+        return result, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_a_hundred_million_warps_is_refused_by_value():
+    store = examples.merge_copy().task("store")
+    with pytest.raises(DesignError, match="num_warps is 100000000"):
+        Task("store", 4, 10**8, store.src_resources, store.dst_resources, store.schedule)
+
+
+def test_tasks_past_the_block_are_reported_by_their_span():
+    base = examples.merge_copy()
+    store = base.task("store")
+    wide = base.with_task(Task("store", 31, 32, store.src_resources, store.dst_resources, store.schedule))
+    report, peak = _peak_bytes(wide.validate)
+    assert "task.warps" in report.codes()
+    assert any("tasks span 63 warps, expected at most 32" in e.message for e in report.errors)
+    assert peak < 1 << 22  # bytes
+
+
+def test_a_hundred_million_stages_is_refused_by_value():
+    with pytest.raises(DesignError, match="num_stages is 100000000, expected an integer from 1 to 64"):
+        examples.merge_copy(num_stages=10**8)
+
+
+def test_the_most_stages_are_reported_by_capacity_without_work_per_stage():
+    huge = examples.merge_copy(num_stages=64, tile_bytes=8192)
+    report, peak = _peak_bytes(huge.validate)
+    assert report.codes() == ["smem.capacity"] and peak < 1 << 22
