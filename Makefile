@@ -25,6 +25,7 @@ demo: $(STAMP)
 	$(BIN)/pgstudio demo
 
 test: $(TEST_STAMP)
+	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -q
 
 # On a machine with an NVIDIA GPU: the GPU tests too (they skip elsewhere).

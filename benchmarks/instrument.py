@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import io
 import json
-import statistics
 import sys
 import time
 from pathlib import Path

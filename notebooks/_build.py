@@ -334,7 +334,7 @@ members keep their own full barriers (each producer commits its member), and one
 barrier is released once by the consumer with `group.release()`.""",
     """import inspect
 
-from pgstudio import barrier_layout, examples, ungrouped
+from pgstudio import barrier_layout, examples
 
 design = examples.merge_gemm()
 print(inspect.getsource(examples.merge_mma_schedule))
@@ -521,7 +521,7 @@ from pgstudio import MemoryResource, PipelineGroup, PipelineGroupMode, barrier_l
 from pgstudio.model.config import FACTORIES
 
 rows = []
-for (side, kind), types in ALLOWED_MIXES.items():
+for (side, _kind), types in ALLOWED_MIXES.items():
     modes = (PipelineGroupMode.Merge, PipelineGroupMode.FusedMerge) if side == "consumer" else (PipelineGroupMode.Fork,)
     for mode in modes:
         for t1, t2 in itertools.combinations(sorted(types, key=lambda t: t.value), 2):

@@ -12,11 +12,11 @@ import pgstudio
 from pgstudio import Design, DesignError, PipelineGroup, PipelineGroupMode, Task, ungrouped
 from pgstudio import examples
 from pgstudio.examples import CANONICAL
+from pgstudio.model import serialize
 
 
 def merge_copy():
     return examples.merge_copy(num_stages=4, tile_bytes=8192)
-from pgstudio.model import serialize
 
 
 @pytest.mark.parametrize("twin", [False, True], ids=["grouped", "ungrouped"])

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from html import escape
-from typing import Any, Iterable
+from typing import Any
 
 from ..errors import DesignError, ScheduleError
 from ..model.diagnostic import Diagnostic, Severity, error, warning

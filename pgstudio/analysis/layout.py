@@ -24,7 +24,7 @@ from ..model.diagnostic import Diagnostic, error
 from ..model.group import PipelineGroup
 from ..model.kinds import Op, Role, Side, Verb
 from ..model.protocol import ARRIVER, arrives_on, arrives_once, expects_tx, member_actions
-from ..model.resource import Memory, Resource
+from ..model.resource import Memory, Resource, alias_roots
 from ..model.targets import ARCHES, DATA_ALIGN, DTYPE_BYTES, SMEM_CAPACITY, SMEM_CAPACITY_BY_ARCH, smem_capacity
 
 #: Bytes of one mbarrier.
@@ -376,20 +376,6 @@ def _align(n: int, a: int) -> int:
     return (n + a - 1) // a * a
 
 
-def _buffer_roots(smem: Sequence[Resource]) -> dict[str, str]:
-    """Resource -> the resource whose buffer it occupies (itself unless it ``aliases`` another
-    staged shared-memory resource, followed through chains)."""
-    by_name = {r.name: r for r in smem}
-    roots = {}
-    for r in smem:
-        root, seen = r.name, set()
-        while by_name[root].aliases in by_name and root not in seen:
-            seen.add(root)
-            root = by_name[root].aliases
-        roots[r.name] = root
-    return roots
-
-
 def accumulators(design: Design) -> tuple[Resource, ...]:
     """Pipelined tensor-memory resources computing ``mma``: what a GEMM kernel stages."""
     return tuple(r for r in design.resources
@@ -443,7 +429,7 @@ def smem_layout(design: Design, capacity: int | None = None, *, arch: str | None
     smem = [r for r in design.resources if r.pipeline_config is not None and r.memory is Memory.SMEM]
     tmem = sum(r.pipeline_config.num_bytes * r.pipeline_config.num_stages for r in design.resources
                if r.pipeline_config is not None and r.memory is Memory.TMEM)
-    roots = _buffer_roots(smem)
+    roots = alias_roots(smem)
     family_bytes: dict[str, int] = {}
     for r in smem:
         cfg = r.pipeline_config

@@ -25,6 +25,7 @@ from ..errors import DesignError
 from ..model.design import Design
 from ..model.kinds import OpKind, Who
 from ..model.protocol import wait_parity
+from ..model.resource import alias_roots
 from ..model.schedule import Step
 from ..model.targets import DTYPE_BYTES
 from .layout import BarrierLayout, barrier_layout
@@ -117,9 +118,6 @@ class Program:
         """Init count of every slot, in slot order."""
         return tuple(s.arrive_count for s in self.layout.slots)
 
-    def slot_name(self, slot: int) -> str:
-        s = self.layout.slots[slot]
-        return f"{s.set}[{s.stage}]"
 
 
 # -- sizes ------------------------------------------------------------------------------------------
@@ -134,19 +132,6 @@ def tile_bytes(design: Design, name: str) -> int:
     return r.pipeline_config.num_bytes if r.pipeline_config else 0
 
 
-def buffer_roots(design: Design) -> dict[str, str]:
-    """Resource -> the resource whose buffer it occupies (following ``aliases`` chains)."""
-    names = {r.name: r for r in design.resources}
-    roots = {}
-    for r in design.resources:
-        root, seen = r.name, set()
-        while names[root].aliases in names and root not in seen:
-            seen.add(root)
-            root = names[root].aliases
-        roots[r.name] = root
-    return roots
-
-
 # -- unrolling --------------------------------------------------------------------------------------
 
 class _Unroller:
@@ -159,7 +144,7 @@ class _Unroller:
         self.layout = layout
         self.counts = counts
         self.problem = design.problem_dict
-        self.roots = buffer_roots(design)
+        self.roots = alias_roots(design.resources)
         self.first = {s.name: s.first for s in layout.sets}
         self.res = {r.name: r for r in design.resources}
         self.groups = {g.name: g for g in design.groups}
@@ -306,5 +291,5 @@ def unroll(design: Design, counts: Mapping[str, int] | None = None, layout: Barr
     return Program(design, layout, dict(counts), tuple(t.name for t in design.tasks), runs, u.roots, caveats)
 
 
-__all__ = ["Act", "DTYPE_BYTES", "MAX_UNROLLED_STEPS", "Program", "StepRun", "buffer_roots", "loop_counts", "tile_bytes", "trip_count",
+__all__ = ["Act", "DTYPE_BYTES", "MAX_UNROLLED_STEPS", "Program", "StepRun", "loop_counts", "tile_bytes", "trip_count",
            "unroll"]

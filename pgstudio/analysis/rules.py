@@ -190,7 +190,8 @@ def rule_collapsed_task(d: Design) -> Iterator[Diagnostic]:
             yield error("group.collapsed_task",
                         f"group {g.name!r} ({g.mode}) shares its {side} barrier, but its members' {side}s are tasks "
                         f"{', '.join(map(repr, sorted(tasks)))}; one task must drive the collapsed side",
-                        (g.name, *sorted(tasks)), f"let one task {'produce' if side == 'producer' else 'consume'} every member, or drop the group")
+                        (g.name, *sorted(tasks)),
+                        f"let one task {'produce' if side == 'producer' else 'consume'} every member, or drop the group")
 
 
 def rule_arrive_counts(d: Design) -> Iterator[Diagnostic]:

@@ -183,7 +183,7 @@ def causal_slice(space: StateSpace, trace: list) -> list:
     # re-execute the kept steps: agents are re-identified (a copy's index may differ)
     out = []
     s = space.initial()
-    for (a, task, key, is_copy, _), wanted in zip(labelled, keep):
+    for (a, _task, key, is_copy, _), wanted in zip(labelled, keep):
         if not wanted:
             continue
         if is_copy:

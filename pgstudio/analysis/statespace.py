@@ -43,7 +43,6 @@ from .program import Act, Program, StepRun
 from .violations import KINDS, Violation, check_reads, check_write, leak, terminal, wrong_phase
 
 NOOP, WAIT, ARRIVE, EXPECT, COPY, WRITE, READ = range(7)
-OP_NAMES = ("step", "wait", "arrive", "arrive_expect_tx", "copy", "write", "read")
 
 
 @dataclass(frozen=True)
@@ -284,13 +283,6 @@ class StateSpace:
             return self.code[t][pc].land
         ins = self.code[a][s.pcs[a]]
         return ins.reads, ins.writes, ins.adds
-
-    def future_of(self, s: State, a: int) -> tuple[int, int, int]:
-        """(reads, writes, adds) of everything agent ``a`` may still do (a copy: its landing)."""
-        if a < 0:
-            t, pc, _ = s.copies[~a]
-            return self.code[t][pc].land
-        return self.future[a][s.pcs[a]]
 
     def label(self, s: State, a: int) -> tuple[str, Instr]:
         """(agent name, instruction) of agent ``a``'s next transition in ``s``."""

@@ -122,7 +122,7 @@ def check_write(space, s, a: int, run: StepRun) -> Violation | None:
             return Violation("write_while_held",
                              f"task {task!r}: {run.step} writes {r!r} stage {stage} while task {space.tasks[j]!r} "
                              f"is writing the same buffer stage", (task, r, space.tasks[j]))
-    for t, cpc, left in s.copies:
+    for t, cpc, _left in s.copies:
         if obj & space.code[t][cpc].land[1]:
             return Violation("write_while_held",
                              f"task {task!r}: {run.step} writes {r!r} stage {stage} (round {rnd}) while the copy of "

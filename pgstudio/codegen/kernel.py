@@ -184,7 +184,7 @@ class _Kernel:
 
     # -- one role -------------------------------------------------------------------------------
     def _task(self, tc: TaskCode) -> None:
-        p, w = self.p, self.w
+        _p, w = self.p, self.w
         t = tc.task
         lo, hi = t.warp_idx, t.warp_idx + t.num_warps
         self.cur = {c.name: f"pg_c{i}" for i, c in enumerate(tc.plan.cursors)}

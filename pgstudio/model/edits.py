@@ -73,7 +73,8 @@ def _rename_steps(nodes: Sequence[Any], old: str, new: str) -> tuple:
         if isinstance(n, Loop):
             out.append(Loop(n.start, n.stop, n.step, _rename_steps(n.body, old, new)))
         else:
-            sub = (lambda x: new if x == old else x)
+            def sub(x):
+                return (new if x == old else x)
             out.append(Step(n.op, sub(n.target), n.via, sub(n.group) if n.group else n.group,
                             tuple((k, sub(v)) for k, v in n.args)))
     return tuple(out)

@@ -12,14 +12,14 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from ..errors import DesignError
-from .config import CooperativeGroup, PipelineConfig
+from .config import PipelineConfig
 from .diagnostic import raise_first
-from .group_rules import alias_roots, check_group, merged_num_bytes
+from .group_rules import check_group, merged_num_bytes
 from .kinds import OpKind, PipelineType, Side
 from .limits import MAX_RESOURCES, check_count
 from .names import check_name
 from .protocol import PipelineGroupMode
-from .resource import Resource
+from .resource import Resource, alias_roots
 from .steps import SyncSteps, WorkSteps
 
 
@@ -182,11 +182,3 @@ class MemberRef(WorkSteps):
     def _record(self, op: str, args: dict | None = None) -> Any:
         from .capture import record
         return record(op, self.resource, via="member", args=args or {}, group=self.group)
-
-
-
-
-def thread_group(n: int) -> CooperativeGroup:
-    """Shorthand used by examples: ``n`` threads."""
-    from .kinds import Agent
-    return CooperativeGroup(Agent.Thread, n)

@@ -11,7 +11,7 @@ from typing import Iterator, Sequence
 from .config import PipelineConfig, threads_text
 from .diagnostic import Diagnostic, Fix, error, fix
 from .kinds import OpKind, PipelineType
-from .resource import Resource
+from .resource import Resource, alias_roots
 
 #: The seed's table of allowed member types per (mode's collapsed side, collapsed kind).
 ALLOWED_MIXES: dict[tuple[str, OpKind], frozenset[PipelineType]] = {
@@ -68,7 +68,7 @@ def check_group(name: str, members: Sequence[Resource], mode, pipeline_config: P
             for (s, kind), types in ALLOWED_MIXES.items() if s == side)
         yield error("group.collapsed_kind",
                     f"group {name!r} ({mode.value}) collapses the {side} side, so every member needs one "
-                    f"{side} kind; got {_members_text(members, lambda m: f'{m.pipeline_config.pipeline_type} ({side} {m.pipeline_config.pipeline_type.kind(side)})')}, "
+                    f"{side} kind; got {_members_text(members, lambda m: _type_and_kind(m, side))}, "
                     f"expected {side} kind {fcfg.pipeline_type.kind(side)} for every member (as {first.name!r})",
                     where, f"allowed {mode.value} mixes: {allowed}; or leave the odd member out of the group",
                     _kind_fixes(name, members, side))
@@ -76,7 +76,8 @@ def check_group(name: str, members: Sequence[Resource], mode, pipeline_config: P
     if len(sizes) > 1:
         yield error("group.collapsed_size",
                     f"group {name!r} ({mode.value}): the collapsed {side} side is driven by one task, so its "
-                    f"cooperative groups must match; got {_members_text(members, lambda m: f'{m.pipeline_config.arrive_count(side)} threads')}, "
+                    f"cooperative groups must match; "
+                    f"got {_members_text(members, lambda m: f'{m.pipeline_config.arrive_count(side)} threads')}, "
                     f"expected {fcfg.arrive_count(side)} threads for every member (as {first.name!r})",
                     where, f"give every member the {side}_group of {first.name!r} ({fcfg.group(side)})",
                     [fix(f"set {m.name}'s {side}_group to {threads_text(fcfg.arrive_count(side), fcfg.group(side).agent)}",
@@ -103,24 +104,16 @@ def _kind_fixes(name: str, members: Sequence[Resource], side: str) -> list[Fix]:
     return fixes
 
 
-def alias_roots(members: Sequence[Resource]) -> dict[str, str]:
-    """Member name -> the buffer it views: follow ``aliases`` through the members (a member
-    aliasing a member aliasing X views X's buffer)."""
-    by_name = {m.name: m for m in members}
-    roots = {}
-    for m in members:
-        root, seen = m.name, set()
-        while root in by_name and by_name[root].aliases and root not in seen:
-            seen.add(root)
-            root = by_name[root].aliases
-        roots[m.name] = root
-    return roots
+def _type_and_kind(m: Resource, side: str) -> str:
+    """``TmaAsync (consumer async)``: a member's pipeline type and its kind on ``side``."""
+    ptype = m.pipeline_config.pipeline_type
+    return f"{ptype} ({side} {ptype.kind(side)})"
 
 
 def _buffers(members: Sequence[Resource]) -> dict[str, list[Resource]]:
     """Physical buffer -> the members that view it, in member order."""
     out: dict[str, list[Resource]] = {}
-    roots = alias_roots(members)
+    roots = alias_roots(members, past_the_set=True)
     for m in members:
         out.setdefault(roots[m.name], []).append(m)
     return out

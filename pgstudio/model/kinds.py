@@ -82,14 +82,6 @@ _KINDS = {
 }
 
 
-def pipeline_type_of(producer: OpKind, consumer: OpKind) -> PipelineType | None:
-    """The type with these kinds, or None (TMA never consumes)."""
-    for ptype, kinds in _KINDS.items():
-        if kinds == (producer, consumer):
-            return ptype
-    return None
-
-
 # -- the protocol's words ------------------------------------------------------------------------
 
 class Side(StrEnum):

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Iterable
 
 from ..errors import DesignError
 from .config import PipelineConfig
@@ -162,3 +162,34 @@ RESOURCE_CLASSES: dict[str, type[Resource]] = {
     Memory.SMEM.value: MemoryResource,
     Memory.TMEM.value: TmemAccumulator,
 }
+
+
+def alias_roots(resources: Iterable[Resource], *, past_the_set: bool = False) -> dict[str, str]:
+    """Resource name -> the name of the buffer it occupies, following ``aliases`` (a view of a
+    view of X occupies X's buffer).  The one walk for every question about shared buffers: a
+    group asks which members view one buffer, the layout which staged resources get a buffer of
+    their own, the unroller where a step's bytes land.  A chain ends at a resource that aliases
+    nothing, at a cycle (a rule reports it), or at a name outside ``resources``: with
+    ``past_the_set`` that name is the root (members viewing a buffer the group does not hold),
+    else the last resource inside the set is (the layout places only what it holds).
+
+    >>> from pgstudio.model.config import create_tma_async_pipeline_cfg as tma
+    >>> a = MemoryResource("a", tma(num_stages=2, num_bytes=64))
+    >>> b = MemoryResource("b", tma(num_stages=2, num_bytes=64), aliases="a")
+    >>> c = MemoryResource("c", tma(num_stages=2, num_bytes=64), aliases="x")
+    >>> alias_roots([a, b, c]), alias_roots([b, c], past_the_set=True)
+    ({'a': 'a', 'b': 'a', 'c': 'c'}, {'b': 'a', 'c': 'x'})
+    """
+    items = list(resources)
+    by_name = {r.name: r for r in items}
+    roots = {}
+    for r in items:
+        root, seen = r.name, set()
+        while root in by_name and root not in seen:
+            nxt = by_name[root].aliases
+            if not nxt or (nxt not in by_name and not past_the_set):
+                break
+            seen.add(root)
+            root = nxt
+        roots[r.name] = root
+    return roots

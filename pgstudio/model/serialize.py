@@ -149,10 +149,10 @@ def _list(r: _Reader, key: str, high: int, default: Any = ...) -> list:
     return items
 
 
-def _at(path: str, build: Callable[[], Any]) -> Any:
-    """Build one element, naming ``path`` in any DesignError its constructor raises."""
+def _at(path: str, build: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """``build(*args, **kwargs)``: one element, naming ``path`` in any DesignError its constructor raises."""
     try:
-        return build()
+        return build(*args, **kwargs)
     except DesignError as exc:
         raise DesignError(f"{path}: {exc}", code=exc.code or "json.value") from None
 
@@ -240,7 +240,7 @@ def design_from_dict(obj: Any, design_class: type) -> Any:
         comp = _Reader(rr.get("compute", dict, {"op": "copy"}), f"resources[{i}].compute")
         comp.only("op", "expr")
         op, expr = comp.get("op", str), comp.get("expr", str, "")
-        compute = _at(f"resources[{i}].compute", lambda: Compute(op, expr))
+        compute = _at(f"resources[{i}].compute", Compute, op, expr)
         tile = rr.get("tile", list, [])
         if not all(isinstance(x, int) and not isinstance(x, bool) and x > 0 for x in tile):
             raise DesignError(f"resources[{i}].tile: expected positive integers, got {_show(tile)}", code="json.type")
@@ -250,7 +250,7 @@ def design_from_dict(obj: Any, design_class: type) -> Any:
             name=name, pipeline_config=_config(rr.get("pipeline_config", (dict, type(None)), None), f"resources[{i}].pipeline_config"),
             compute=compute, dtype=rr.get("dtype", str, "float32"),
             tile=tuple(tile), aliases=rr.get("aliases", (str, type(None)), None))
-        resources[name] = _at(f"resources[{i}]", lambda: RESOURCE_CLASSES[memory](**fields))
+        resources[name] = _at(f"resources[{i}]", RESOURCE_CLASSES[memory], **fields)
     graph = {}
     graph_obj = r.get("graph", dict, {})
     check_count(len(graph_obj), "graph", MAX_RESOURCES, "json.size")
@@ -259,7 +259,7 @@ def design_from_dict(obj: Any, design_class: type) -> Any:
             raise DesignError(f"graph.{_key(k)}: expected a list of resource names", code="json.type")
         check_count(len(deps), f"graph.{_key(k)}", MAX_RESOURCES, "json.size")
         for x in (k, *deps):
-            _at(f"graph.{_key(k)}", lambda: check_word(x, "name", "graph.unknown"))
+            _at(f"graph.{_key(k)}", check_word, x, "name", "graph.unknown")
         graph[k] = deps
 
     def resource(name: str, path: str):
@@ -275,7 +275,7 @@ def design_from_dict(obj: Any, design_class: type) -> Any:
         members = [resource(m, f"groups[{i}].members[{j}]") for j, m in enumerate(_names(gr, "members"))]
         gname, mode = gr.get("name", str, check=_name_check), gr.enum("mode", PipelineGroupMode)
         gcfg = _config(gr.get("pipeline_config", (dict, type(None)), None), f"groups[{i}].pipeline_config")
-        groups.append(_at(f"groups[{i}]", lambda: PipelineGroup.unchecked(gname, members, mode, gcfg)))
+        groups.append(_at(f"groups[{i}]", PipelineGroup.unchecked, gname, members, mode, gcfg))
     tasks = []
     for i, to in enumerate(_list(r, "tasks", MAX_TASKS, [])):
         tr = _Reader(to, f"tasks[{i}]")
@@ -287,10 +287,10 @@ def design_from_dict(obj: Any, design_class: type) -> Any:
             sr.only("name", "nodes")
             sname = sr.get("name", str)
             nodes = tuple(_node(n, f"tasks[{i}].schedule.nodes[{j}]") for j, n in enumerate(_list(sr, "nodes", MAX_STEPS)))
-            sched = _at(f"tasks[{i}].schedule", lambda: CapturedSchedule(sname, nodes))
+            sched = _at(f"tasks[{i}].schedule", CapturedSchedule, sname, nodes)
         args = (tr.get("name", str, check=_name_check), tr.get("warp_idx", int), tr.get("num_warps", int),
                 _names(tr, "src_resources"), _names(tr, "dst_resources"), sched)
-        tasks.append(_at(f"tasks[{i}]", lambda: Task.unchecked(*args)))
+        tasks.append(_at(f"tasks[{i}]", Task.unchecked, *args))
     name = r.get("name", str, check=_name_check)
     targets = _names(r, "targets") if "targets" in r.obj else DEFAULT_TARGETS
     return _at("design", lambda: design_class(name, resources.values(), graph, groups, tasks, problem, targets))

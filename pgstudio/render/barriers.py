@@ -40,7 +40,6 @@ CELL_IN = 0.86  # inches per cell (and per vertical unit)
 CELL_H = 1.18
 FS_CELL, FS_SET, FS_TASK, FS_OFFSET, FS_ROW = 7.0, 8.5, 7.5, 6.5, 9.5
 SET_GAP = 0.22
-LEGEND_IN = 0.55
 BUF_H = 0.36  # height of a buffer-stage cell, in units
 #: Past this many slots a layout is drawn compact (see the module docstring).
 COMPACT_SLOTS = 160
@@ -286,7 +285,7 @@ def _draw_strips(ax: Any, panels: list, y: float, x0: float, width: float) -> fl
     most = max((lay.num_barriers for _, lay, _ in panels), default=1) or 1
     w = min(0.4, width / most)
     by_role: dict[str, list] = {"full": [], "empty": []}
-    for k, (name, lay, _) in enumerate(panels):
+    for k, (_name, lay, _) in enumerate(panels):
         ax.text(x0 - 0.2, y - MINI / 2, f"{lay.num_barriers} barriers", ha="right", va="center",
                 fontsize=FS_ROW - 1, fontweight="bold", color=style.INK, gid=f"strip-{k}")
         for slot in lay.slots:
@@ -333,7 +332,7 @@ def _compose(panels: list, title: str, max_cells: int, strips: bool = False) -> 
     y = 0.0
     if strips:
         y = _draw_strips(ax, [p[:3] for p in panels], y - 0.05, label_w, width_in / CELL_IN - label_w - 0.3) - 0.15
-    for k, (name, lay, heading, rows) in enumerate(plans):
+    for k, (_name, lay, heading, rows) in enumerate(plans):
         if heading:
             ax.text(0.1, y - 0.08, heading, ha="left", va="top", fontsize=10, fontweight="bold", color=style.INK)
             y -= head

@@ -67,7 +67,7 @@ def read(path: str | Path) -> tuple[dict, list[dict], str]:
         raise PgStudioError(f"sweep results {str(p)!r} have version {header.get('version')!r}; this pgstudio "
                             f"reads version {VERSION}")
     records, bad = [], 0
-    for i, line in enumerate(lines[1:], start=2):
+    for _i, line in enumerate(lines[1:], start=2):
         if not line.strip():
             continue
         try:

@@ -150,7 +150,7 @@ class Snapshot:
     def prefetch_graph(self, highlight: str | None = None) -> None:
         """Start laying out the graph in the background; ``graph_html`` picks the result up."""
         if highlight not in self._graphs:
-            self.report  # computed here, not raced for by the thread
+            _ = self.report  # computed here, not raced for by the thread
             self._graphs[highlight] = _graphviz_thread().submit(self._graph_svg, highlight)
 
     def graph_html(self, highlight: str | None = None) -> str:

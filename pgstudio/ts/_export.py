@@ -110,7 +110,7 @@ def _fields(r: Resource) -> list[str]:
 def _resource_class(r: Resource, design: Design, methods: dict, reads: set[str]) -> list[str]:
     lines = ["", "", "@dataclass(kw_only=True)", f"class {_camel(r.name)}(PgResource):",
              f'    """{_resource_doc(r, design)}."""']
-    for (target, op, keys), method in methods.items():
+    for (target, _op, keys), method in methods.items():
         if target == r.name:
             params = "".join(f", {k}" for k in keys)
             lines += ["", "    @producer_work", f"    def {method}(self, stage_info{params}):", "        ..."]

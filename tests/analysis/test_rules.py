@@ -16,6 +16,7 @@ from pgstudio import (Agent, CooperativeGroup, DesignError, GmemTensor, MemoryRe
 from pgstudio.analysis.rules import RULES
 from pgstudio.render.display import report_html
 from pgstudio import examples
+from pgstudio.model import CapturedSchedule, Compute, Loop, Step
 
 Merge, Fork, FusedMerge = PipelineGroupMode.Merge, PipelineGroupMode.Fork, PipelineGroupMode.FusedMerge
 
@@ -31,7 +32,6 @@ def merge_gemm():
 
 def fork_copy():
     return examples.fork_copy(num_stages=4, tile_bytes=8192)
-from pgstudio.model import CapturedSchedule, Compute, Loop, Step
 
 
 def sched(*calls, groups=("ab",), stop="num_tiles"):

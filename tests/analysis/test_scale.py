@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from pgstudio import DesignError, barrier_layout, examples
+from pgstudio import DesignError, examples
 from pgstudio.model.task import Task
 
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "analyze.py"

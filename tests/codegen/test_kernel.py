@@ -59,7 +59,7 @@ def test_every_protocol_wait_is_one_bounded_wait(design):
     want = [(t, a.set) for t, plan in plans.items() for s in plan.steps() for a in s.actions if a.verb == "wait"]
     assert [(task, bset) for _, task, bset, _, _ in sites] == want
     lines = src.code.splitlines()
-    for site, task, bset, step, line in sites:
+    for site, task, _bset, step, line in sites:
         assert lines[line - 1].lstrip().startswith("if (!pg_wait(pg_rec, pg_budget_ns,")
         assert f", {site}, " in lines[line - 1]
         assert src.element_at(line) == f"{task}: {step}"

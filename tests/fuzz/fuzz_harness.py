@@ -22,6 +22,7 @@ import random
 import re
 import signal
 from collections import Counter
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable
 
@@ -112,8 +113,8 @@ def _api_stages(source: str, data: bytes, label: str, render: bool) -> None:
     run_stage(source, "simulate", lambda: simulate(design, iterations=3, inner=2).summary(), label)
     run_stage(source, "check", lambda: check(design, 2, inner=1, max_states=3000).summary(), label)
     for arch in ARCHES:
-        run_stage(source, "emit", lambda: emit(design, arch=arch), label)
-        run_stage(source, "emit --no-validate", lambda: emit(design, arch=arch, validate=False), label)
+        run_stage(source, "emit", partial(emit, design, arch=arch), label)
+        run_stage(source, "emit --no-validate", partial(emit, design, arch=arch, validate=False), label)
     if render:
         run_stage(source, "render", lambda: _pictures(design), label)
 
@@ -131,7 +132,7 @@ def _dump_on_failure(data: bytes):
 
 def _pictures(design: Design) -> None:
     from pgstudio.render import barrier_figure, comparison_figure, dependency_graph, timeline_figure, to_svg
-    dependency_graph(design).source
+    assert dependency_graph(design).source
     for make in (barrier_figure, comparison_figure):
         try:
             to_svg(make(design))

@@ -176,7 +176,7 @@ def test_an_exception_in_the_schedule_becomes_a_schedule_error():
 
 def test_an_unbound_schedule_binds_parameters_by_resource_and_group_name():
     smem_a, smem_b, gmem_d = tma_async("smem_a"), tma_async("smem_b"), GmemTensor("gmem_d")
-    ab = PipelineGroup("ab", [smem_a, smem_b], PipelineGroupMode.Merge)
+    PipelineGroup("ab", [smem_a, smem_b], PipelineGroupMode.Merge)
 
     @schedule
     def consume(gmem_d, ab):

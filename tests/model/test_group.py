@@ -39,7 +39,7 @@ def test_a_valid_group_constructs_and_exposes_its_members():
     assert g.member_names == ("smem_a", "smem_b")
     assert isinstance(g.smem_a, MemberRef) and g.smem_a.resource is a and g.smem_b.name == "smem_b"
     with pytest.raises(AttributeError, match="group 'ab' has no member 'smem_c'; members: smem_a, smem_b"):
-        g.smem_c
+        _ = g.smem_c
 
 
 def test_one_member_is_rejected():

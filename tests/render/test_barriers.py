@@ -27,7 +27,7 @@ def _cells(fig, prefix="slots-"):
     for ax in fig.axes:
         for p in ax.patches:
             if (p.get_gid() or "").startswith(prefix):
-                for x0, x1, y0, y1 in patch_rects(p):
+                for x0, x1, y0, _y1 in patch_rects(p):
                     assert abs(x1 - x0 - 1.0) < 1e-9 or prefix.startswith("strips")
                     out[(round(x0, 6), round(y0, 6))] = (to_hex(p.get_facecolor()), to_hex(p.get_edgecolor()))
     return out

@@ -108,7 +108,7 @@ def test_inline_svg_drops_the_prolog():
 
 def test_every_view_names_a_type_that_exists():
     import importlib
-    for (module, name), view in DISPLAYS.items():
+    for (module, name), _view in DISPLAYS.items():
         assert isinstance(getattr(importlib.import_module(module), name), type), (module, name)
 
 

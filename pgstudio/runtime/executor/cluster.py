@@ -84,7 +84,7 @@ class RaySession(Session):
                 continue
             done, _ = ray.wait(list(self.pending), num_returns=1, timeout=0.2)
             now = time.monotonic()
-            for ref, (job, _, deadline) in self.pending.items():
+            for ref, (_job, _, deadline) in self.pending.items():
                 if deadline is not None and now > deadline and ref not in self.cancelled:
                     self.cancelled.add(ref)
                     ray.cancel(ref, force=True)
