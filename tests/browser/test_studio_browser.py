@@ -114,7 +114,9 @@ def studio_flow(page, shot: Path) -> None:
                            f"{(before[1] - before[0]) * 0.6}", arg=plot.element_handle(), timeout=10_000)
     snap("6-zoom")
     plot.dblclick(position={"x": box["width"] * 0.5, "y": box["height"] * 0.5})  # reset the zoom
-    page.wait_for_timeout(500)
+    # ready when the axis spans what it spanned before the zoom (Plotly's relayout has landed)
+    page.wait_for_function("([el, width]) => Math.abs(el._fullLayout.xaxis.range[1] - el._fullLayout.xaxis.range[0] - width)"
+                           " < 0.01 * width", arg=[plot.element_handle(), before[1] - before[0]], timeout=10_000)
     page.mouse.click(*wide_bar_centre())
     details = page.locator(".pg-pane-timeline .pg-details")
     expect(details).to_contain_text("schedule of task", timeout=15_000)
