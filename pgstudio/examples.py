@@ -401,9 +401,15 @@ def _accumulator(bm, bn, acc_stages=1, consumer=WARPGROUP):
         num_stages=acc_stages, num_bytes=bm * bn * 4, consumer_group=consumer), Compute("mma"), "float32", (bm, bn))
 
 
+def _b_major(b_major: str | None, dtype: str) -> str:
+    """Where B is stored: as asked, else N x K ("k") for float32 operands (the tensor cores read
+    tf32 B K-major only) and K x N ("mn") for 16-bit ones."""
+    return b_major or ("k" if dtype == "float32" else "mn")
+
+
 def merge_gemm(m: int = 4096, n: int = 4096, k: int = 4096, num_stages: int = 3, bm: int = 128, bn: int | None = None,
                bk: int = 64, dtype: str = "float16", mode: PipelineGroupMode = PipelineGroupMode.Merge,
-               b_producer: str = "tma") -> Design:
+               b_producer: str = "tma", *, b_major: str | None = None, split_k: int = 1) -> Design:
     """D = A @ B (the seed's Merge): LoadA, LoadB -> MMA (releases the group once) -> epilogue.
 
     Warp layout (sized for the H200's tensor cores): warpgroup 0 holds load_a (warp 0), load_b
@@ -414,6 +420,10 @@ def merge_gemm(m: int = 4096, n: int = 4096, k: int = 4096, num_stages: int = 3,
     ``b_producer="async"`` loads B with threads (cp.async: an AsyncUmma member next to the TmaUmma
     A, the seed's heterogeneous Merge) from warpgroup 3, the epilogue moves to warpgroup 4, and BN
     defaults to 128 (the 20-warp block leaves 96 registers per thread).
+
+    ``b_major`` (problem key): "mn" stores B K x N, "k" N x K (default: "k" for float32 operands,
+    which run on the tf32 tensor cores, else "mn").  ``split_k`` > 1 cuts each output tile's K
+    range into that many work units (problem key ``SPLIT_K``; for few output tiles, e.g. small M).
     """
     if b_producer not in ("tma", "async"):
         raise DesignError(f"b_producer is {b_producer!r}, expected 'tma' or 'async'", code="examples.b_producer")
@@ -438,40 +448,47 @@ def merge_gemm(m: int = 4096, n: int = 4096, k: int = 4096, num_stages: int = 3,
         ("_async_b" if b_producer == "async" else "")
     return Design(name, [gmem_a, gmem_b, smem_a, smem_b, tmem_c, gmem_d],
                   {smem_a: [gmem_a], smem_b: [gmem_b], tmem_c: [smem_a, smem_b], gmem_d: [tmem_c]}, [ab], tasks,
-                  gemm_problem(m, n, k, bm, bn, bk, dtype))
+                  gemm_problem(m, n, k, bm, bn, bk, dtype, b_major=_b_major(b_major, dtype), split_k=split_k))
 
 
 def fused_merge_gemm(m: int = 4096, n: int = 4096, k: int = 4096, num_stages: int = 3, bm: int = 128, bn: int = 256,
-                     bk: int = 64, dtype: str = "float16") -> Design:
+                     bk: int = 64, dtype: str = "float16", *, b_major: str | None = None, split_k: int = 1) -> Design:
     """D = A @ B with A and B on one shared full and one shared empty barrier (2S barriers)."""
-    return merge_gemm(m, n, k, num_stages, bm, bn, bk, dtype, PipelineGroupMode.FusedMerge)
+    return merge_gemm(m, n, k, num_stages, bm, bn, bk, dtype, PipelineGroupMode.FusedMerge, b_major=b_major,
+                      split_k=split_k)
 
 
 def merge_gemm_resadd(m: int = 4096, n: int = 4096, k: int = 4096, num_stages: int = 4, bm: int = 128,
-                      bn: int = 128, bk: int = 64, dtype: str = "float16") -> Design:
+                      bn: int = 128, bk: int = 64, dtype: str = "float16", *, b_major: str | None = None,
+                      split_k: int = 1, compact: bool = False) -> Design:
     """D = A @ B + R: Merge A/B before the MMA, Merge accumulator/residual before the epilogue.
 
     Loaders in warpgroup 0, the MMA as two warpgroups (warps 4..11, 64 fp32 accumulators per
     thread at BN=128), the epilogue in warpgroup 3; the accumulator and the residual tile (one
-    Merge) have one stage each."""
+    Merge) have one stage each.  ``compact=True`` puts the epilogue in warp 3 of warpgroup 0
+    (one warp), so the block has 12 warps and 168 registers per thread: room for the 128
+    accumulators per thread of BN=256."""
     gmem_a, gmem_b, gmem_r = (GmemTensor(n_, dtype=dtype) for n_ in ("gmem_a", "gmem_b", "gmem_r"))
     smem_a, smem_b = _operands(num_stages, bm, bn, bk, dtype)
-    tmem_c = _accumulator(bm, bn)
+    drain = CooperativeGroup(Agent.Warp, 1) if compact else WARPGROUP
+    tmem_c = _accumulator(bm, bn, consumer=drain)
     smem_r = MemoryResource("smem_r", create_tma_async_pipeline_cfg(
-        num_stages=1, num_bytes=bm * bn * DTYPE_BYTES[dtype], consumer_group=WARPGROUP), Compute("copy"), dtype, (bm, bn))
+        num_stages=1, num_bytes=bm * bn * DTYPE_BYTES[dtype], consumer_group=drain), Compute("copy"), dtype, (bm, bn))
     gmem_d = GmemTensor("gmem_d", compute=Compute("store", "tmem_c + smem_r"), dtype=dtype)
     ab = PipelineGroup(name="ab", members=[smem_a, smem_b], mode=PipelineGroupMode.Merge)
     cr = PipelineGroup(name="cr", members=[tmem_c, smem_r], mode=PipelineGroupMode.Merge)
     tasks = [
         Task("mma", 4, 8, [smem_a, smem_b], [tmem_c], merge_mma_schedule(cr.tmem_c, ab)),
-        Task("epilogue", 12, 4, [tmem_c, smem_r], [gmem_d], resadd_epilogue_schedule(gmem_d, cr)),
+        Task("epilogue", 3 if compact else 12, 1 if compact else 4, [tmem_c, smem_r], [gmem_d],
+             resadd_epilogue_schedule(gmem_d, cr)),
         Task("load_a", 0, 1, [gmem_a], [smem_a], gemm_load_schedule(gmem_a, ab.smem_a)),
         Task("load_b", 1, 1, [gmem_b], [smem_b], gemm_load_schedule(gmem_b, ab.smem_b)),
         Task("load_r", 2, 1, [gmem_r], [smem_r], load_schedule(gmem_r, cr.smem_r)),
     ]
     return Design("merge_gemm_resadd", [gmem_a, gmem_b, gmem_r, smem_a, smem_b, tmem_c, smem_r, gmem_d],
                   {smem_a: [gmem_a], smem_b: [gmem_b], smem_r: [gmem_r], tmem_c: [smem_a, smem_b],
-                   gmem_d: [tmem_c, smem_r]}, [ab, cr], tasks, gemm_problem(m, n, k, bm, bn, bk, dtype))
+                   gmem_d: [tmem_c, smem_r]}, [ab, cr], tasks,
+                  gemm_problem(m, n, k, bm, bn, bk, dtype, b_major=_b_major(b_major, dtype), split_k=split_k))
 
 
 @schedule
@@ -517,34 +534,42 @@ def fork_gemm_load_schedule(src, group):
 
 
 def fork_gemm_act(m: int = 4096, n: int = 4096, k: int = 4096, num_stages: int = 3, bm: int = 128, bn: int = 128,
-                  bk: int = 64, dtype: str = "float16") -> Design:
+                  bk: int = 64, dtype: str = "float16", *, b_major: str | None = None, split_k: int = 1,
+                  compact: bool = False) -> Design:
     """D0 = A @ B and D1 = relu(A) from one loaded A tile, forked to the MMA and to a ReLU task.
 
     Loaders in warpgroup 0, the MMA as two warpgroups (warps 4..11), the epilogue and the ReLU
-    task in warpgroups 3 and 4."""
+    task in warpgroups 3 and 4.  ``compact=True`` puts the epilogue and the ReLU task in warps 2
+    and 3 (one warp each): 12 warps, 168 registers per thread, room for BN=256.
+
+    D1 does not depend on the N tile: every output tile's k loop forks A to the ReLU task, which
+    waits on and releases every stage (the Fork's shared empty barrier needs it) but stores only
+    in the first N-tile column, so D1 is written once and no load is spent on it."""
     eb = DTYPE_BYTES[dtype]
+    drain = CooperativeGroup(Agent.Warp, 1) if compact else WARPGROUP
     gmem_a, gmem_b = GmemTensor("gmem_a", dtype=dtype), GmemTensor("gmem_b", dtype=dtype)
     smem_a = MemoryResource("smem_a", create_tma_umma_pipeline_cfg(num_stages=num_stages, num_bytes=bm * bk * eb),
                             Compute("copy"), dtype, (bm, bk))
     smem_act = MemoryResource("smem_act", create_tma_async_pipeline_cfg(
-        num_stages=num_stages, num_bytes=bm * bk * eb, consumer_group=WARPGROUP), Compute("copy"), dtype, (bm, bk),
+        num_stages=num_stages, num_bytes=bm * bk * eb, consumer_group=drain), Compute("copy"), dtype, (bm, bk),
         aliases="smem_a")
     smem_b = MemoryResource("smem_b", create_tma_umma_pipeline_cfg(num_stages=num_stages, num_bytes=bn * bk * eb),
                             Compute("copy"), dtype, (bn, bk))
-    tmem_c = _accumulator(bm, bn)
+    tmem_c = _accumulator(bm, bn, consumer=drain)
     gmem_d0 = GmemTensor("gmem_d0", compute=Compute("store", "tmem_c"), dtype=dtype)
     gmem_d1 = GmemTensor("gmem_d1", compute=Compute("store", "max(smem_act, 0.f)"), dtype=dtype)
     fa = PipelineGroup(name="fa", members=[smem_a, smem_act], mode=PipelineGroupMode.Fork)
     tasks = [
         Task("mma", 4, 8, [smem_a, smem_b], [tmem_c], fork_mma_schedule(tmem_c, fa.smem_a, smem_b)),
-        Task("epilogue", 12, 4, [tmem_c], [gmem_d0], epilogue_schedule(tmem_c, gmem_d0)),
-        Task("act", 16, 4, [smem_act], [gmem_d1], act_schedule(fa.smem_act, gmem_d1)),
+        Task("epilogue", 2 if compact else 12, 1 if compact else 4, [tmem_c], [gmem_d0], epilogue_schedule(tmem_c, gmem_d0)),
+        Task("act", 3 if compact else 16, 1 if compact else 4, [smem_act], [gmem_d1], act_schedule(fa.smem_act, gmem_d1)),
         Task("load_a", 0, 1, [gmem_a], [smem_a, smem_act], fork_gemm_load_schedule(gmem_a, fa)),
         Task("load_b", 1, 1, [gmem_b], [smem_b], gemm_load_schedule(gmem_b, smem_b)),
     ]
     return Design("fork_gemm_act", [gmem_a, gmem_b, smem_a, smem_act, smem_b, tmem_c, gmem_d0, gmem_d1],
                   {smem_a: [gmem_a], smem_act: [gmem_a], smem_b: [gmem_b], tmem_c: [smem_a, smem_b],
-                   gmem_d0: [tmem_c], gmem_d1: [smem_act]}, [fa], tasks, gemm_problem(m, n, k, bm, bn, bk, dtype))
+                   gmem_d0: [tmem_c], gmem_d1: [smem_act]}, [fa], tasks,
+                  gemm_problem(m, n, k, bm, bn, bk, dtype, b_major=_b_major(b_major, dtype), split_k=split_k))
 
 
 #: Every canonical design by name.

@@ -28,15 +28,16 @@ from __future__ import annotations
 import re
 from contextlib import contextmanager
 
-from ..analysis.build.gemm_plan import PANEL_COLS, SPACES, GemmPlan, plan_gemm
-from ..analysis.expr import compute_expr
+from ..analysis.build.gemm_plan import SPACES, GemmPlan, plan_gemm
 from ..analysis.resolve import BarrierAction, ResolvedLoop, ResolvedStep, TaskPlan, resolve
 from ..analysis.validate import require_valid
 from ..model.design import Design
 from ..model.kinds import AsyncProducerOp, OpKind, Role, Side, Verb, Who
 from . import tcgen05, wgmma
 from .gemm_prelude import DIAG_WORDS, prelude
+from .gemm_store import COUNTERS, SPLIT_K_HELPERS, WORKSPACE, StoreSteps, c_type, tensor
 from .source import KernelParam, KernelSource
+from .swizzle import unit_addr
 
 #: Named barrier the MMA task syncs on before its elected thread signals (0 is __syncthreads).
 MMA_BAR_ID = 1
@@ -88,7 +89,7 @@ def _cursor_vars(cursors) -> dict[str, str]:
     return {c.name: c.owner if owners.count(c.owner) == 1 else f"{c.owner}_{c.side}" for c in cursors}
 
 
-class _Task:
+class _Task(StoreSteps):
     """Emits one task's role branch by walking its resolved plan (``analysis.resolve``): cursor
     names, barrier sets, verbs, who and bytes all come from the plan; this class only decides how
     each action and each piece of work is written for the target architecture."""
@@ -105,6 +106,8 @@ class _Task:
         self.deferred: dict[str, list[BarrierAction]] = {}  # sm_90 umma releases, by cursor
         self.label = f"done_{task.name}"
         self.loops: list[str] = []
+        self.split = plan.split_k
+        self.nkt = "num_k_tiles" if self.split == 1 else "unit_k_tiles"  # k tiles of this work unit
 
     # -- cursors ---------------------------------------------------------------------------------
     def v(self, cursor: str) -> str:
@@ -144,6 +147,8 @@ class _Task:
         c(f"// task '{t.name}': warps {t.warp_idx}..{t.warp_idx + t.num_warps - 1}, schedule {t.schedule.name}")
         c(f"[[maybe_unused]] const int tt = threadIdx.x - {t.warp_idx * 32};  // thread index within the task")
         c("[[maybe_unused]] int tile = blockIdx.x, kt = 0, mb = 0, nb = 0, m0 = 0, n0 = 0, k0 = 0;")
+        if self.split > 1:
+            c("[[maybe_unused]] int sk = 0, kt0 = 0, unit_k_tiles = 0;  // split of the tile, its first k tile, its k tiles")
         for cur in self.plan.cursors:
             v = self.v(cur.name)
             c(f"int s_{v} = 0; u32 ph_{v} = {cur.start_phase}u;  // cursor {cur.name}: stage, phase")
@@ -152,9 +157,10 @@ class _Task:
             for cur in released:
                 c(f"int pend_{self.v(cur)} = 0;  // stage of {self.plan.cursor(cur).owner} whose umma release "
                   "waits for wgmma.wait_group")
-            r = self.p.mma_repeats
+            r, wg_n = self.p.mma_repeats, self.p.wg_grid[1]
             c("const int wgi = tt >> 7, wl = (tt >> 5) & 3;  // warpgroup in the task, warp in the warpgroup",
-              f"float acc[{r}][{self.p.bn // 2}];  // the emulated tensor-memory accumulator")
+              f"[[maybe_unused]] const int wgm = wgi / {wg_n}, wgn = wgi % {wg_n};  // its block along M and N",
+              f"float acc[{r}][{self.p.wg_cols // 2}];  // the emulated tensor-memory accumulator")
         self.walk(self.plan.nodes)
         c(f"{self.label}: ;")
         if self.is_mma and self.sm90:
@@ -171,15 +177,20 @@ class _Task:
         c = self.c
         if n.loop.stop == "num_tiles":
             with c.block("for (tile = blockIdx.x; tile < num_tiles; tile += gridDim.x)"):
-                c("tile_coords(tile, tiles_m, tiles_n, mb, nb);",
-                  f"m0 = mb * {self.p.bm}; n0 = nb * {self.p.bn};")
+                if self.split > 1:  # a work unit: split sk of output tile tile / SPLIT_K, its share of the k tiles
+                    sp = self.split
+                    c(f"sk = tile % {sp}; tile_coords(tile / {sp}, tiles_m, tiles_n, mb, nb);",
+                      f"kt0 = sk * k_tiles_all / {sp}; unit_k_tiles = (sk + 1) * k_tiles_all / {sp} - kt0;")
+                else:
+                    c("tile_coords(tile, tiles_m, tiles_n, mb, nb);")
+                c(f"m0 = mb * {self.p.bm}; n0 = nb * {self.p.bn};")
                 self.loops.append("tile")
                 self.walk(n.body)
                 self.loops.pop()
         else:  # num_k_tiles, the only other loop a plan admits (codegen.gemm_loop)
             deferred_before = set(self.deferred)
-            with c.block("for (kt = 0; kt < num_k_tiles; ++kt)"):
-                c(f"k0 = kt * {self.p.bk};")
+            with c.block(f"for (kt = 0; kt < {self.nkt}; ++kt)"):
+                c(f"k0 = (kt0 + kt) * {self.p.bk};" if self.split > 1 else f"k0 = kt * {self.p.bk};")
                 self.loops.append("k")
                 if self.is_mma and self.sm90:
                     self.prescan_releases(n.body)
@@ -187,7 +198,7 @@ class _Task:
                 self.loops.pop()
             if self.is_mma and self.sm90 and set(self.deferred) - deferred_before:
                 c("wgmma_wait<0>();")
-                with c.block("if (num_k_tiles > 0)"):
+                with c.block(f"if ({self.nkt} > 0)"):
                     self.flush_releases()
                 self.deferred.clear()
 
@@ -283,30 +294,56 @@ class _Task:
         row0, col0 = self.coords(tile.space, repr(s.target))
         dst = f"(base + {tile.offset}u + (u32)s_{self.v(rs.cursor)} * {tile.stage_bytes}u)"
         copies = [a for a in rs.actions if a.verb is Verb.COMPLETE_TX]
-        if copies:  # the copy engine lands the tile's bytes on the full barrier
-            tm = p.tensor_map_for[(tile.source, tile.rows)].param
+        if copies:  # the copy engine lands the tile's bytes on the full barrier, one box per panel
+            tm = p.tensor_map_for[(tile.source, tile.rows, tile.panel_cols)].param
             with c.block("if (tt == 0)"):
                 for q in range(tile.panels):
-                    c(f"tma_load_2d({dst} + {q * tile.rows * 128}u, &{tm}, {col0} + {q * PANEL_COLS}, {row0}, "
+                    c(f"tma_load_2d({dst} + {q * tile.panel_stride}u, &{tm}, {col0} + {q * tile.panel_cols}, {row0}, "
                       f"{self.addr(copies[0])});")
             return
-        chunks = tile.rows * tile.cols // 8  # a multiple of the task's threads (codegen.chunk_split)
+        upr = tile.cols * tile.esz // 16  # 16-byte units per row
+        units = tile.rows * upr  # a multiple of the task's threads (codegen.chunk_split)
         op = self.d.resource(s.target).pipeline_config.async_producer_op
         rdim, cdim = SPACES[tile.space]
-        cpr = tile.cols // 8
         with c.block(""):
             c(f"const u32 dst = {dst};")
             c("#pragma unroll 4")
-            with c.block(f"for (int it = 0; it < {chunks // self.nt}; ++it)"):
-                c(f"const int idx = it * {self.nt} + tt, r = idx / {cpr}, j = idx % {cpr};",
-                  f"const u32 d = dst + (u32)(j >> 3) * {tile.rows * 128}u + (u32)r * 128u + (u32)(((j & 7) ^ (r & 7)) << 4);",
-                  f"const int gr = {row0} + r, gc = {col0} + 8 * j;",
+            with c.block(f"for (int it = 0; it < {units // self.nt}; ++it)"):
+                c(f"const int idx = it * {self.nt} + tt, r = idx / {upr}, u = idx % {upr};",
+                  f"const u32 d = {unit_addr('dst', tile.panel, tile.panel_stride, 'r', '(u32)u * 16u')};",
+                  f"const int gr = {row0} + r, gc = {col0} + {16 // tile.esz} * u;",
                   f"const bool ok = gr < {rdim} && gc < {cdim};",
-                  f"const u16* src = {tensor(tile.source)} + (ok ? (size_t)gr * {cdim} + gc : 0);")
+                  f"const {c_type(tile.dtype)}* src = {tensor(tile.source)} + (ok ? (size_t)gr * {cdim} + gc : 0);")
                 if op is AsyncProducerOp.AsyncLoad:
                     c("cp_async_16(d, src, ok ? 16u : 0u);  // out of bounds: zero-fill")
                 else:
                     c("st_shared_v4(d, ok ? *(const uint4*)src : make_uint4(0u, 0u, 0u, 0u));")
+
+    def operand_descs(self) -> tuple[str, str, str, str]:
+        """(A offset, B offset, B leading byte offset, B stride byte offset) of MMA instruction
+        ``kk`` of a k tile, as C expressions in ``kk`` and the warpgroup's block (``wgm``, ``wgn``
+        on sm_90a).  A K-major panel row gives 32 bytes of K to each instruction; a 16-bit N-major
+        B (b_major "mn") gives 16 K rows of 128 bytes (2048 bytes), in panels of 64 columns."""
+        p = self.p
+        ta, tb = p.tiles[p.a], p.tiles[p.b]
+        kb = "(u32)kk * 32u"
+
+        def kmajor(t) -> str:
+            return f"({kb} / {t.panel}u) * {t.panel_stride}u + ({kb} % {t.panel}u)"
+
+        a_off = kmajor(ta)
+        if self.sm90:
+            a_off += f" + (u32)(wgm * {p.mma_repeats} + r) * {64 * ta.panel}u"
+        if p.b_major == "mn":
+            b_off, lbo = "(u32)kk * 2048u", f"{tb.panel_stride}u"
+            sbo = "1024u"
+            if self.sm90 and p.wg_grid[1] > 1:
+                b_off += f" + (u32)wgn * {p.wg_cols // tb.panel_cols * tb.panel_stride}u"
+        else:
+            b_off, lbo, sbo = kmajor(tb), "16u", f"{8 * tb.panel}u"
+            if self.sm90 and p.wg_grid[1] > 1:
+                b_off += f" + (u32)wgn * {p.wg_cols * tb.panel}u"
+        return a_off, b_off, lbo, sbo
 
     def mma(self, rs: ResolvedStep) -> None:
         p, c = self.p, self.c
@@ -316,19 +353,19 @@ class _Task:
         a_st = f"(base + {ta.offset}u + (u32){sa} * {ta.stage_bytes}u)"
         b_st = f"(base + {tb.offset}u + (u32){sb} * {tb.stage_bytes}u)"
         trans_b = 1 if p.b_major == "mn" else 0
-        lbo_b = p.bk * 128 if p.b_major == "mn" else 16
-        b_off = "kk * 2048" if p.b_major == "mn" else f"(kk >> 2) * {p.bn * 128} + (kk & 3) * 32"
-        a_off = f"(kk >> 2) * {p.bm * 128} + (kk & 3) * 32"
+        modes = wgmma.SWIZZLE_MODE if self.sm90 else tcgen05.SWIZZLE_MODE
+        a_off, b_off, lbo_b, sbo_b = self.operand_descs()
+        ma, mb_ = modes[ta.panel], modes[tb.panel]
         if any(p.tiles[x].producer is OpKind.ASYNC for x in (p.a, p.b)):
             c("fence_proxy_async();  // thread-written operand stage -> async-proxy (tensor core) reads")
         if self.sm90:
-            name = wgmma.mma_function(p.bn, p.dtype, trans_b)[0]
+            name = wgmma.mma_function(p.wg_cols, p.dtype, trans_b)[0]
             c(f"const u32 a_st = {a_st}, b_st = {b_st};", "wgmma_fence();", "#pragma unroll")
-            with c.block(f"for (int kk = 0; kk < {p.bk // 16}; ++kk)"):
+            with c.block(f"for (int kk = 0; kk < {p.k_steps}; ++kk)"):
                 c("const u32 scale_d = (kt > 0 || kk > 0) ? 1u : 0u;  // first k step: D = A*B",
-                  f"const u64 db = gmma_desc(b_st + {b_off}, {lbo_b}u, 1024u);", "#pragma unroll")
+                  f"const u64 db = gmma_desc(b_st + {b_off}, {lbo_b}, {sbo_b}, {mb_}u);", "#pragma unroll")
                 with c.block(f"for (int r = 0; r < {p.mma_repeats}; ++r)"):
-                    c(f"const u64 da = gmma_desc(a_st + {a_off} + (u32)(wgi * {p.mma_repeats} + r) * 8192u, 16u, 1024u);",
+                    c(f"const u64 da = gmma_desc(a_st + {a_off}, 16u, {8 * ta.panel}u, {ma}u);",
                       f"{name}(acc[r], da, db, scale_d);")
             c("wgmma_commit();", "wgmma_wait<1>();  // the previous k step's wgmma group has retired")
             if self.deferred:
@@ -336,13 +373,14 @@ class _Task:
                     self.flush_releases()
         else:
             idesc = tcgen05.instr_desc(128, p.bn, p.dtype, trans_b)
+            issue = f"umma_{tcgen05.KIND[p.dtype]}"
             c(f"const u32 a_st = {a_st}, b_st = {b_st};", "tc_fence_after();")
             with c.block("if (tt == 0)"):
                 c("#pragma unroll")
-                with c.block(f"for (int kk = 0; kk < {p.bk // 16}; ++kk)"):
-                    c(f"const u64 da = umma_desc(a_st + {a_off}, 16u, 1024u);",
-                      f"const u64 db = umma_desc(b_st + {b_off}, {lbo_b}u, 1024u);",
-                      f"umma_f16(tmem_base + (u32)s_{acc} * {p.bn}u, da, db, {idesc}u, (kt > 0 || kk > 0) ? 1u : 0u);")
+                with c.block(f"for (int kk = 0; kk < {p.k_steps}; ++kk)"):
+                    c(f"const u64 da = umma_desc(a_st + {a_off}, 16u, {8 * ta.panel}u, {ma}u);",
+                      f"const u64 db = umma_desc(b_st + {b_off}, {lbo_b}, {sbo_b}, {mb_}u);",
+                      f"{issue}(tmem_base + (u32)s_{acc} * {p.bn}u, da, db, {idesc}u, (kt > 0 || kk > 0) ? 1u : 0u);")
 
     def stage_accumulator(self, cursor: str) -> None:
         """sm_90: the lazy acquire, then each thread writes its fragment to the staging buffer."""
@@ -353,9 +391,10 @@ class _Task:
             c(self.wait_code(a))
         c(f"const u32 stg = base + {st.offset}u + (u32)s_{self.v(cursor)} * {st.stage_bytes}u;", "#pragma unroll")
         with c.block(f"for (int r = 0; r < {p.mma_repeats}; ++r)"):
-            c(f"const int row0 = (wgi * {p.mma_repeats} + r) * 64 + 16 * wl + (lane >> 2);", "#pragma unroll")
-            with c.block(f"for (int q = 0; q < {p.bn // 8}; ++q)"):
-                c("const int col = 8 * q + 2 * (lane & 3);", "#pragma unroll")
+            c(f"const int row0 = (wgm * {p.mma_repeats} + r) * 64 + 16 * wl + (lane >> 2);", "#pragma unroll")
+            with c.block(f"for (int q = 0; q < {p.wg_cols // 8}; ++q)"):
+                col0 = f"wgn * {p.wg_cols} + " if p.wg_grid[1] > 1 else ""
+                c(f"const int col = {col0}8 * q + 2 * (lane & 3);", "#pragma unroll")
                 with c.block("for (int h = 0; h < 2; ++h)"):
                     c("const float v0 = acc[r][4 * q + 2 * h], v1 = acc[r][4 * q + 2 * h + 1];")
                     if st.dtype == "float32":
@@ -393,76 +432,23 @@ class _Task:
         c("tc_fence_before();", "__threadfence_block();", f"named_bar_sync({MMA_BAR_ID}, 128);",
           f"if (tt == 0) pg_mbar_arrive({self.addr(full)});  // umma commit: results in place")
 
-    def store(self, rs: ResolvedStep) -> None:
-        c, p = self.c, self.p
-        out = self.d.resource(rs.step.target)
-        ins = list(self.d.deps(out.name))
-        body = compute_expr(self.d, out.name).to_c({n: f"x_{n}[e]" for n in ins})  # checked: compute.expr
-        space = p.gmem_spaces[out.name]
-        row0, col0 = self.coords(space, repr(out.name))
-        rdim, cdim = SPACES[space]
-        rows, cols = {"MN": (p.bm, p.bn), "MK": (p.bm, p.bk)}[space]
-        cpr = cols // 8
-        guard = space == "MK" and "tile" in self.loops
-        if guard:
-            c("// the output does not depend on the N tile: only the first N-tile column writes it")
-        chunks = rows * cols // 8  # a multiple of the task's threads (codegen.chunk_split)
-        with c.block("if (nb == 0)" if guard else ""):
-            c("#pragma unroll 2")
-            with c.block(f"for (int it = 0; it < {chunks // self.nt}; ++it)"):
-                c(f"const int idx = it * {self.nt} + tt, r = idx / {cpr}, j = idx % {cpr};")
-                self.chunk(out, ins, body, row0, col0, rdim, cdim)
 
-    def chunk(self, out, ins, body, row0, col0, rdim, cdim) -> None:
-        """One 8-element chunk (row r, columns 8j..8j+7): read every input, compute, store."""
-        c, p = self.c, self.p
-        c(f"const int gr = {row0} + r, gc = {col0} + 8 * j;")
-        with c.block(f"if (gr < {rdim} && gc < {cdim})"):
-            for name in ins:
-                c(f"float x_{name}[8];")
-                stage = self.stage_cursor(name)
-                if name == p.acc:
-                    st = p.staging
-                    c(f"const u32 sa_{name} = base + {st.offset}u + (u32){stage} * {st.stage_bytes}u + (u32)r * {st.pitch}u;")
-                    if st.dtype == "float32":
-                        c(f"const uint4 lo_{name} = ld_shared_v4(sa_{name} + (u32)j * 32u), "
-                          f"hi_{name} = ld_shared_v4(sa_{name} + (u32)j * 32u + 16u);",
-                          f"x_{name}[0] = __uint_as_float(lo_{name}.x); x_{name}[1] = __uint_as_float(lo_{name}.y); "
-                          f"x_{name}[2] = __uint_as_float(lo_{name}.z); x_{name}[3] = __uint_as_float(lo_{name}.w);",
-                          f"x_{name}[4] = __uint_as_float(hi_{name}.x); x_{name}[5] = __uint_as_float(hi_{name}.y); "
-                          f"x_{name}[6] = __uint_as_float(hi_{name}.z); x_{name}[7] = __uint_as_float(hi_{name}.w);")
-                        continue
-                    c(f"const uint4 v_{name} = ld_shared_v4(sa_{name} + (u32)j * 16u);")
-                    unpack = st.dtype
-                else:
-                    t = p.tiles[name]
-                    c(f"const uint4 v_{name} = ld_shared_v4(base + {t.offset}u + (u32){stage} * {t.stage_bytes}u + "
-                      f"(u32)(j >> 3) * {t.rows * 128}u + (u32)r * 128u + (u32)(((j & 7) ^ (r & 7)) << 4));")
-                    unpack = p.dtype
-                c(f"unpack_{unpack}x2(v_{name}.x, x_{name}[0], x_{name}[1]); unpack_{unpack}x2(v_{name}.y, x_{name}[2], x_{name}[3]);",
-                  f"unpack_{unpack}x2(v_{name}.z, x_{name}[4], x_{name}[5]); unpack_{unpack}x2(v_{name}.w, x_{name}[6], x_{name}[7]);")
-            c("float o[8];", "#pragma unroll", f"for (int e = 0; e < 8; ++e) o[e] = {body};",
-              f"uint4 w; w.x = pack_{p.dtype}x2(o[0], o[1]); w.y = pack_{p.dtype}x2(o[2], o[3]);",
-              f"w.z = pack_{p.dtype}x2(o[4], o[5]); w.w = pack_{p.dtype}x2(o[6], o[7]);",
-              f"*(uint4*)({tensor(out.name)} + (size_t)gr * {cdim} + gc) = w;")
-
-
-def tensor(name: str) -> str:
-    """The C name of gmem tensor ``name``'s pointer: prefixed, so that no design name (``o``,
-    ``src``, ``M``, ``tile`` ...) can be a local of the kernel or hide one."""
-    return f"g_{name}"
+def _split_warps(p: GemmPlan) -> int:
+    """Warps of the task whose store finishes split tiles (one counter per output tile and warp)."""
+    return next(t.num_warps for t in p.design.tasks for s in (t.schedule.steps() if t.schedule else ())
+                if s.op == "store" and p.acc in p.design.deps(s.target))
 
 
 def _kernel_name(design: Design) -> str:
     return "pg_gemm_" + re.sub(r"\W", "_", design.name)
 
 
-def emit_gemm(design: Design, *, arch: str = "sm_90a", b_major: str = "mn",
+def emit_gemm(design: Design, *, arch: str = "sm_90a", b_major: str | None = None,
               acc_stage_dtype: str | None = None, validate: bool = True) -> KernelSource:
     """The CUDA C++ of ``design``'s GEMM kernel for ``arch`` ("sm_90a" runs on H100 / H200;
     "sm_100a" is compile-only).  ``b_major``: "mn" when gmem B is K x N row-major (D = A @ B),
-    "k" when it is stored N x K.  ``acc_stage_dtype`` (sm_90a): the dtype of the shared-memory
-    staging of the accumulator; None picks float32 when it fits, else the output dtype.
+    "k" when it is stored N x K; None: the problem's ``b_major`` (default "mn").  ``acc_stage_dtype``
+    (sm_90a): the dtype of the shared-memory staging of the accumulator; None picks float32 when it fits, else the output dtype.
     ``validate=False`` skips the design rules (to build deliberately wrong kernels); what the
     generator cannot build (``codegen.*``) is refused either way, as one ``DesignError``."""
     if validate:
@@ -475,25 +461,30 @@ def emit_gemm(design: Design, *, arch: str = "sm_90a", b_major: str = "mn",
     c(DOC.format(name=design.name, arch=arch, nbar=p.layout.num_barriers, mapping=mapping).rstrip("\n"))
     c(prelude())
     if sm90:
-        c(wgmma.helpers(), wgmma.mma_function(p.bn, p.dtype, 1 if b_major == "mn" else 0)[1])
+        c(wgmma.helpers(), wgmma.mma_function(p.wg_cols, p.dtype, 1 if p.b_major == "mn" else 0)[1])
     else:
         c(tcgen05.helpers())
+    if p.split_k > 1:
+        c(SPLIT_K_HELPERS)
     feat = wgmma.GUARD if sm90 else tcgen05.GUARD
     entry = _kernel_name(design)
     params = [KernelParam(m.param, "tensormap", p.dtype, m.tensor) for m in p.tensor_maps]
-    params += [KernelParam(o, "ptr", p.dtype, o) for o in p.outputs]
+    params += [KernelParam(o, "ptr", p.out_dtypes[o], o) for o in p.outputs]
     params += [KernelParam(i, "ptr", p.dtype, i) for i in p.pointer_inputs]
     params += [KernelParam(n, "i32") for n in ("M", "N", "K")]
     params += [KernelParam("wd_abort", "ptr", "int32", "watchdog"), KernelParam("wd_diag", "ptr", "int32", "watchdog"),
                KernelParam("wd_budget_ns", "u64", "", "watchdog")]
+    if p.split_k > 1:
+        params += [KernelParam(WORKSPACE, "ptr", "float32", "split_k"), KernelParam(COUNTERS, "ptr", "int32", "split_k")]
     sig = []
     for prm in params:
         if prm.kind == "tensormap":
             sig.append(f"const __grid_constant__ TmaDesc {prm.name}")
+        elif prm.kind == "ptr" and prm.resource in ("watchdog", "split_k"):
+            sig.append(f"{'float' if prm.dtype == 'float32' else 'int'}* {prm.name}")
         elif prm.kind == "ptr":
-            sig.append(f"int* {prm.name}" if prm.dtype == "int32" else
-                       (f"const u16* __restrict__ {tensor(prm.name)}" if prm.name in p.pointer_inputs
-                        else f"u16* __restrict__ {tensor(prm.name)}"))
+            sig.append(f"const {c_type(prm.dtype)}* __restrict__ {tensor(prm.name)}" if prm.name in p.pointer_inputs
+                       else f"{c_type(prm.dtype)}* __restrict__ {tensor(prm.name)}")
         elif prm.kind == "i32":
             sig.append(f"int {prm.name}")
         else:
@@ -506,14 +497,16 @@ def emit_gemm(design: Design, *, arch: str = "sm_90a", b_major: str = "mn",
     c("#else")
     c("extern __shared__ __align__(1024) unsigned char smem_raw[];",
       "const u32 raw = pg_smem_u32(smem_raw);",
-      f"const u32 base = {'(raw + 1023u) & ~1023u' if p.aligned_by_hand else 'raw'};  // 128B-swizzle tiles need 1024-B alignment")
+      f"const u32 base = {'(raw + 1023u) & ~1023u' if p.aligned_by_hand else 'raw'};  "
+      "// 128B-swizzle tiles need 1024-B alignment")
     with c.block("if (base & 1023u)"):
         c("if (threadIdx.x == 0) wd_report(wd_abort, wd_diag, 2, -1, -1, 0u, -1, -1, 0ull, -1);", "return;")
     c(f"const u32 bar0 = base + {p.barrier_offset}u;  // barrier_layout(design): {p.layout.num_barriers} slots",
       "const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;",
       f"const int tiles_m = (M + {p.bm - 1}) / {p.bm}, tiles_n = (N + {p.bn - 1}) / {p.bn};",
-      f"const int num_tiles = tiles_m * tiles_n, num_k_tiles = (K + {p.bk - 1}) / {p.bk};",
-      "(void)lane; (void)num_k_tiles;")
+      f"const int num_tiles = tiles_m * tiles_n{f' * {p.split_k}' if p.split_k > 1 else ''}, "
+      f"{'k_tiles_all' if p.split_k > 1 else 'num_k_tiles'} = (K + {p.bk - 1}) / {p.bk};",
+      f"(void)lane; (void){'k_tiles_all' if p.split_k > 1 else 'num_k_tiles'};")
     with c.block("if (threadIdx.x == 0)"):
         for bset in p.layout.sets:
             for st in range(bset.stages):
@@ -564,8 +557,11 @@ def emit_gemm(design: Design, *, arch: str = "sm_90a", b_major: str = "mn",
     c("}")
     code = "\n".join(c.lines) + "\n"
     slots = tuple((sl.index, sl.set, sl.stage) for sl in p.layout.slots)
-    meta = (("kind", "gemm"), ("dtype", p.dtype), ("b_major", b_major), ("tile", (p.bm, p.bn, p.bk)),
-            ("tensor_maps", tuple((m.param, m.tensor, m.space, m.box_rows) for m in p.tensor_maps)),
+    meta = (("kind", "gemm"), ("dtype", p.dtype), ("b_major", p.b_major), ("tile", (p.bm, p.bn, p.bk)),
+            ("tensor_maps", tuple((m.param, m.tensor, m.space, m.box_rows, m.box_cols, m.swizzle)
+                                  for m in p.tensor_maps)),
+            ("out_dtypes", tuple(sorted(p.out_dtypes.items()))),
+            ("split_k", (p.split_k, _split_warps(p)) if p.split_k > 1 else None),
             ("gmem_spaces", tuple(sorted(p.gmem_spaces.items()))), ("outputs", p.outputs),
             ("inputs", tuple(sorted({t.source for t in p.tiles.values()}))),
             ("slots", slots), ("tasks", tuple(t.name for t in design.tasks)),

@@ -16,17 +16,22 @@ from __future__ import annotations
 from ..analysis.build.gemm_limits import TMEM_COLUMNS
 
 GUARD = "defined(__CUDA_ARCH_FEAT_SM100_ALL)"
-#: UMMA instruction-descriptor operand formats (kind::f16).
-AB_FORMAT = {"float16": 0, "bfloat16": 1}
+#: UMMA instruction-descriptor operand formats (kind::f16: f16 0, bf16 1; kind::tf32: tf32 2).
+AB_FORMAT = {"float16": 0, "bfloat16": 1, "float32": 2}
+#: The tcgen05.mma kind by operand type.
+KIND = {"float16": "f16", "bfloat16": "f16", "float32": "tf32"}
+#: Shared-memory descriptor layout type (bits 61-63) by swizzle width in bytes.
+SWIZZLE_MODE = {128: 2, 64: 4, 32: 6}
 
 
 def helpers() -> str:
     return r"""
 #if defined(__CUDA_ARCH_FEAT_SM100_ALL)
-// sm_100 UMMA shared-memory descriptor: sm_90 fields + fixed 0b001 at bits 46-48 + 128B swizzle (2).
-__device__ __forceinline__ u64 umma_desc(u32 addr, u32 lbo, u32 sbo) {
+// sm_100 UMMA shared-memory descriptor: sm_90 fields + fixed 0b001 at bits 46-48 + the layout
+// type at bits 61-63 (2: 128-byte swizzle, 4: 64-byte, 6: 32-byte).
+__device__ __forceinline__ u64 umma_desc(u32 addr, u32 lbo, u32 sbo, u32 mode) {
   return (u64)((addr & 0x3FFFFu) >> 4) | ((u64)((lbo & 0x3FFFFu) >> 4) << 16)
-       | ((u64)((sbo & 0x3FFFFu) >> 4) << 32) | ((u64)1 << 46) | ((u64)2 << 61);
+       | ((u64)((sbo & 0x3FFFFu) >> 4) << 32) | ((u64)1 << 46) | ((u64)mode << 61);
 }
 __device__ __forceinline__ void tmem_alloc(u32 slot, u32 ncols) {
   asm volatile("tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%0], %1;" :: "r"(slot), "r"(ncols) : "memory");
@@ -40,6 +45,11 @@ __device__ __forceinline__ void tc_fence_after() { asm volatile("tcgen05.fence::
 __device__ __forceinline__ void umma_f16(u32 tmem_d, u64 da, u64 db, u32 idesc, u32 accumulate) {
   asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t"
                "tcgen05.mma.cta_group::1.kind::f16 [%0], %1, %2, %3, p;\n\t}"
+               :: "r"(tmem_d), "l"(da), "l"(db), "r"(idesc), "r"(accumulate) : "memory");
+}
+__device__ __forceinline__ void umma_tf32(u32 tmem_d, u64 da, u64 db, u32 idesc, u32 accumulate) {
+  asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %4, 0;\n\t"
+               "tcgen05.mma.cta_group::1.kind::tf32 [%0], %1, %2, %3, p;\n\t}"
                :: "r"(tmem_d), "l"(da), "l"(db), "r"(idesc), "r"(accumulate) : "memory");
 }
 // Arrives once on bar when every tcgen05 op issued before by this thread has completed.
@@ -60,7 +70,8 @@ __device__ __forceinline__ void tmem_ld8(u32 taddr, float (&v)[8]) {
 
 
 def instr_desc(m: int, n: int, dtype: str, trans_b: int) -> int:
-    """The 32-bit kind::f16 instruction descriptor: f32 D, A/B format, B major-ness, N>>3, M>>4."""
+    """The 32-bit kind::f16 / kind::tf32 instruction descriptor: f32 D, A/B format, B major-ness,
+    N>>3, M>>4."""
     if m not in (64, 128):
         raise ValueError(f"tcgen05.mma cta_group::1 takes M 64 or 128, got {m}")
     if n % 16 or not 16 <= n <= 256:

@@ -21,6 +21,7 @@ from .diagnostic import Fix
 from .group import PipelineGroup
 from .kinds import Agent, AsyncProducerOp, OpKind, PipelineType
 from .names import name_problem
+from .problem import gemm_units
 from .protocol import PipelineGroupMode
 from .resource import RESOURCE_CLASSES, Compute, Memory, Resource
 from .schedule import CapturedSchedule, Loop, Step
@@ -409,19 +410,20 @@ def set_problem(d: Design, text: str) -> Design:
 #: Problem symbols that follow from others: GEMM tiles from M / N / K and the tile shape,
 #: streaming tiles from the element counts.  An edit of a source symbol recomputes them.
 def derived_problem(problem: Iterable[tuple[str, Any]]) -> tuple[tuple[str, Any], ...]:
-    """``problem`` with ``num_tiles`` / ``num_k_tiles`` recomputed from M, N, K, BM, BN, BK (a
-    GEMM) or from num_elements and tile_elems (streaming), where those are whole numbers > 0."""
+    """``problem`` with ``num_tiles`` / ``num_k_tiles`` recomputed from M, N, K, BM, BN, BK and SPLIT_K
+    (a GEMM, ``problem.gemm_units``) or from num_elements and tile_elems (streaming), where those are whole numbers > 0."""
     p = dict(problem)
 
     def whole(*keys: str) -> bool:
         return all(isinstance(p.get(k), int) and not isinstance(p.get(k), bool) and p[k] > 0 for k in keys)
 
+    splits = p["SPLIT_K"] if whole("SPLIT_K") else 1
     if whole("M", "N", "BM", "BN"):
-        p["num_tiles"] = -(-p["M"] // p["BM"]) * -(-p["N"] // p["BN"])
+        p["num_tiles"] = gemm_units(p["M"], p["N"], 1, p["BM"], p["BN"], 1, splits)[0]
     elif whole("num_elements", "tile_elems"):
         p["num_tiles"] = -(-p["num_elements"] // p["tile_elems"])
     if whole("K", "BK"):
-        p["num_k_tiles"] = -(-p["K"] // p["BK"])
+        p["num_k_tiles"] = gemm_units(1, 1, p["K"], 1, 1, p["BK"], splits)[1]
     return tuple(p.items())
 
 

@@ -32,11 +32,39 @@ def stream_problem(num_elements: int, tile_bytes: int, dtype: str) -> dict:
             "num_tiles": -(-num_elements // max(tile_elems, 1)), "dtype": dtype}
 
 
-def gemm_problem(m: int, n: int, k: int, bm: int, bn: int, bk: int, dtype: str) -> dict:
-    """M x N x K in BM x BN x BK tiles."""
-    tiles = -(-m // bm) * -(-n // bn)
-    return {"M": m, "N": n, "K": k, "BM": bm, "BN": bn, "BK": bk, "num_tiles": tiles,
-            "num_k_tiles": -(-k // bk), "dtype": dtype}
+def gemm_units(m: int, n: int, k: int, bm: int, bn: int, bk: int, split_k: int = 1) -> tuple[int, int]:
+    """(work units of the tile loop, k tiles of one unit): output tiles x ``split_k`` parts, and
+    the k tiles of a part (the largest, when they do not split evenly).  The one rule for
+    ``num_tiles`` / ``num_k_tiles`` of a GEMM problem.
+
+    >>> gemm_units(4096, 4096, 4096, 128, 256, 64), gemm_units(128, 8192, 8192, 128, 256, 64, 4)
+    ((512, 64), (128, 32))
+    """
+    splits = max(1, split_k)
+    k_tiles = -(-k // bk)
+    return -(-m // bm) * -(-n // bn) * splits, -(-k_tiles // splits)
+
+
+def gemm_problem(m: int, n: int, k: int, bm: int, bn: int, bk: int, dtype: str, *, b_major: str = "mn",
+                 split_k: int = 1) -> dict:
+    """M x N x K in BM x BN x BK tiles.
+
+    ``b_major``: "mn" when B is stored K x N (row-major, D = A @ B), "k" when it is stored N x K;
+    kept as the key ``b_major`` only when it is not the default.  ``split_k`` > 1 cuts the K range
+    of every output tile into that many parts (key ``SPLIT_K``): each part is a work unit of the
+    tile loop, so ``num_tiles`` counts tiles x parts and ``num_k_tiles`` the k tiles of one part.
+
+    >>> gemm_problem(256, 256, 1024, 128, 128, 64, "float16", split_k=2)["num_tiles"]
+    8
+    """
+    tiles, k_tiles = gemm_units(m, n, k, bm, bn, bk, split_k)
+    out = {"M": m, "N": n, "K": k, "BM": bm, "BN": bn, "BK": bk, "num_tiles": tiles,
+           "num_k_tiles": k_tiles, "dtype": dtype}
+    if b_major != "mn":
+        out["b_major"] = b_major
+    if split_k != 1:
+        out["SPLIT_K"] = split_k
+    return out
 
 
 def entry_problem(key: object, value: object) -> str | None:
@@ -50,4 +78,4 @@ def entry_problem(key: object, value: object) -> str | None:
     return problem
 
 
-__all__ = ["HINT", "entry_problem", "gemm_problem", "stream_problem"]
+__all__ = ["HINT", "entry_problem", "gemm_problem", "gemm_units", "stream_problem"]

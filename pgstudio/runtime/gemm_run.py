@@ -9,8 +9,10 @@ cuBLAS (``cupy.matmul`` for float16; ``cublasGemmEx`` for bfloat16, which CuPy h
 on the same data, each verified before it is timed.
 
 16-bit data lives in ``uint16`` arrays (bfloat16 has no NumPy / CuPy dtype); ``to_float32`` reads
-them back.  The launch goes through the driver (``cuLaunchKernel``) so the tensor maps travel as
-128-byte by-value parameters.
+them back; float32 operands (run on the tf32 tensor cores) and float32 outputs are float32 arrays.
+A split-K kernel (problem key ``SPLIT_K``) gets its workspace of partial sums and its tile
+counters from the launcher, per problem shape.  The launch goes through the driver
+(``cuLaunchKernel``) so the tensor maps travel as 128-byte by-value parameters.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from .tensormap import TmaDesc, encode_2d
 
 #: Largest error of an output relative to the largest reference magnitude, by dtype: fp32
 #: accumulation then one rounding to the output type, with margin for K-long sums.
-TOLERANCE = {"float16": 5e-3, "bfloat16": 2e-2}
+TOLERANCE = {"float16": 5e-3, "bfloat16": 2e-2, "float32": 5e-3}  # float32 operands: tf32 products
 BUDGET_MS = 2000.0
 _POISON = 0x7FFF  # NaN in float16 and in bfloat16
 
@@ -50,8 +52,11 @@ def _dims(space: str, m: int, n: int, k: int) -> tuple[int, int]:
 
 
 def to_bits(x32, dtype: str):
-    """float32 CuPy array -> uint16 storage of ``dtype`` (round to nearest even)."""
+    """float32 CuPy array -> storage of ``dtype``: uint16 bits of a 16-bit type (round to nearest
+    even), or float32 itself."""
     cp = cupy()
+    if dtype == "float32":
+        return x32.astype(cp.float32)
     if dtype == "float16":
         return x32.astype(cp.float16).view(cp.uint16)
     u = x32.astype(cp.float32).view(cp.uint32)
@@ -59,8 +64,10 @@ def to_bits(x32, dtype: str):
 
 
 def to_float32(bits, dtype: str):
-    """uint16 storage of ``dtype`` -> float32."""
+    """Storage of ``dtype`` (uint16 bits, or float32) -> float32."""
     cp = cupy()
+    if dtype == "float32":
+        return bits.astype(cp.float32, copy=False)
     if dtype == "float16":
         return bits.view(cp.float16).astype(cp.float32)
     return (bits.astype(cp.uint32) << 16).view(cp.float32)
@@ -108,6 +115,10 @@ class GemmData:
     arrays: dict[str, Any]
     values: dict[str, Any]  # float32 of the inputs as stored
     maps: dict[str, TmaDesc] = field(default_factory=dict)
+    out_dtypes: dict[str, str] = field(default_factory=dict)  # output -> its element type (default: dtype)
+
+    def out_dtype(self, name: str) -> str:
+        return self.out_dtypes.get(name, self.dtype)
 
     @classmethod
     def make(cls, src: KernelSource, m: int, n: int, k: int, seed: int | None = None) -> "GemmData":
@@ -121,20 +132,25 @@ class GemmData:
             rows, cols = _dims(spaces[name], m, n, k)
             bits = to_bits(rng.standard_normal((rows, cols), dtype=cp.float32), dtype)
             arrays[name], values[name] = bits, to_float32(bits, dtype)
+        outs = dict(info.get("out_dtypes") or ())
         for name in info["outputs"]:
-            arrays[name] = cp.empty(_dims(spaces[name], m, n, k), dtype=cp.uint16)
-        data = cls(m, n, k, dtype, arrays, values)
+            arrays[name] = cp.empty(_dims(spaces[name], m, n, k),
+                                    dtype=cp.float32 if outs.get(name, dtype) == "float32" else cp.uint16)
+        data = cls(m, n, k, dtype, arrays, values, out_dtypes=outs)
         data.encode(src)
         return data
 
     def encode(self, src: KernelSource) -> None:
-        for param, tensor, space, box_rows in src.info["tensor_maps"]:
+        for param, tensor, space, box_rows, box_cols, swizzle in src.info["tensor_maps"]:
             rows, cols = _dims(space, self.m, self.n, self.k)
-            self.maps[param] = encode_2d(self.arrays[tensor].data.ptr, rows, cols, box_rows, self.dtype, tensor)
+            self.maps[param] = encode_2d(self.arrays[tensor].data.ptr, rows, cols, box_rows, self.dtype, tensor,
+                                         box_cols=box_cols, swizzle=swizzle)
 
     def poison(self, src: KernelSource) -> None:
+        cp = cupy()
         for name in src.info["outputs"]:
-            self.arrays[name].fill(_POISON)
+            arr = self.arrays[name]
+            arr.fill(cp.nan if arr.dtype == cp.float32 else _POISON)
 
 
 class GemmLauncher:
@@ -151,11 +167,34 @@ class GemmLauncher:
         self.sms = cp.cuda.Device().attributes["MultiProcessorCount"]
         self.abort = cp.zeros(1, dtype=cp.int32)
         self.diag = cp.zeros(DIAG_WORDS, dtype=cp.int32)
+        self.split = src.info.get("split_k") or (1, 0)  # (parts, storing warps)
+        self._workspace: dict[tuple[int, int], tuple[Any, Any]] = {}
+
+    def tiles(self, data: GemmData) -> int:
+        bm, bn, _ = self.src.info["tile"]
+        return -(-data.m // bm) * -(-data.n // bn)
 
     def grid(self, data: GemmData) -> int:
-        bm, bn, _ = self.src.info["tile"]
-        tiles = -(-data.m // bm) * -(-data.n // bn)
-        return max(1, min(tiles, self.sms))
+        """Persistent: one block per SM, at most one per work unit (output tile x split)."""
+        return max(1, min(self.tiles(data) * self.split[0], self.sms))
+
+    def workspace(self, data: GemmData) -> tuple[Any, Any]:
+        """Split-K: (fp32 partial sums, one BM x BN block per work unit; zeroed counters, one per
+        output tile and storing warp), allocated once per problem shape."""
+        key = (data.m, data.n)
+        if key not in self._workspace:
+            cp = cupy()
+            bm, bn, _ = self.src.info["tile"]
+            parts, warps = self.split
+            units = self.tiles(data) * parts
+            self._workspace[key] = (cp.empty(units * bm * bn, dtype=cp.float32),
+                                    cp.zeros(self.tiles(data) * warps, dtype=cp.int32))
+        return self._workspace[key]
+
+    def reset_counters(self, data: GemmData) -> None:
+        """Split-K counters back to zero (a launch the watchdog stopped may have left some set)."""
+        if self.split[0] > 1:
+            self.workspace(data)[1].fill(0)
 
     def args(self, data: GemmData) -> tuple:
         """The parameter objects in kernel order, and the void** array pointing at them."""
@@ -164,8 +203,12 @@ class GemmLauncher:
             if p.kind == "tensormap":
                 objs.append(data.maps[p.name])
             elif p.kind == "ptr":
-                watchdog = p.resource == "watchdog"  # a design's tensor may be named wd_abort too
-                arr = (self.abort if p.name == "wd_abort" else self.diag) if watchdog else data.arrays[p.name]
+                if p.resource == "watchdog":  # a design's tensor may be named wd_abort too
+                    arr = self.abort if p.name == "wd_abort" else self.diag
+                elif p.resource == "split_k":
+                    arr = self.workspace(data)[0 if p.dtype == "float32" else 1]
+                else:
+                    arr = data.arrays[p.name]
                 objs.append(ctypes.c_uint64(arr.data.ptr))
             elif p.kind == "i32":
                 objs.append(ctypes.c_int32({"M": data.m, "N": data.n, "K": data.k}[p.name]))
@@ -233,18 +276,19 @@ def verify(design: Design, src: KernelSource, launcher: GemmLauncher, data: Gemm
     """Poison the outputs, launch once, and compare with the reference; raise on a mismatch."""
     cp = cupy()
     data.poison(src)
+    launcher.reset_counters(data)
     launcher.launch(data)
     cp.cuda.get_current_stream().synchronize()
     launcher.check_watchdog()
     ref = reference(design, src, data)
     errs = {}
     for name, want in ref.items():
-        got = to_float32(data.arrays[name], data.dtype)
+        got = to_float32(data.arrays[name], data.out_dtype(name))
         scale = float(cp.abs(want).max()) or 1.0
         bad = int(cp.isnan(got).sum())
         err = float(cp.abs(got - want).max()) / scale
         errs[name] = err if not bad else float("nan")
-        tol = TOLERANCE[data.dtype]
+        tol = max(TOLERANCE[data.dtype], TOLERANCE[data.out_dtype(name)])
         if bad or not err <= tol:
             where = cp.argwhere(cp.isnan(got) | (cp.abs(got - want) > tol * scale))
             first = tuple(int(x) for x in where[0].get()) if where.size else ()
@@ -285,7 +329,7 @@ def _time(fn, reps: int, warmup: int) -> list[float]:
 
 
 def run_gemm(design: Design, m: int | None = None, n: int | None = None, k: int | None = None, *,
-             seed: int | None = None, b_major: str = "mn", timing: bool = False,
+             seed: int | None = None, b_major: str | None = None, timing: bool = False,
              reps: int = 10, warmup: int = 2, budget_ms: float = BUDGET_MS) -> GemmResult:
     """Verify (and optionally time) ``design`` at M x N x K (default: the design's problem)."""
     require_gpu()
@@ -307,6 +351,8 @@ def cublas_matmul(data: GemmData, a: str, b: str, out, b_major: str = "mn"):
     """D = A @ B by cuBLAS on the same 16-bit data: (label, callable), or None when unavailable."""
     cp = cupy()
     A, B = data.arrays[a], data.arrays[b]
+    if data.dtype == "float32":  # full fp32 (CuPy leaves tf32 off unless CUPY_TF32=1)
+        return "cuBLAS (cupy.matmul fp32)", lambda: cp.matmul(A, B if b_major == "mn" else B.T, out=out)
     if data.dtype == "float16":
         A16, B16, D16 = A.view(cp.float16), B.view(cp.float16), out.view(cp.float16)
         Bm = B16 if b_major == "mn" else B16.T
@@ -321,7 +367,8 @@ def cublas_matmul(data: GemmData, a: str, b: str, out, b_major: str = "mn"):
         transb = 0 if b_major == "mn" else 1  # column-major view: D^T = B^T A^T
         ldb = n if b_major == "mn" else k
 
-        def call():
+        def call():  # on CuPy's current stream (so a CUDA-graph capture of it holds the GEMM)
+            cublas.setStream(handle, cp.cuda.get_current_stream().ptr)
             cublas.gemmEx(handle, transb, 0, n, m, k, alpha.ctypes.data, B.data.ptr, r16bf, ldb, A.data.ptr, r16bf, k,
                           beta.ctypes.data, out.data.ptr, r16bf, n, compute32f, -1)
         call()
@@ -363,13 +410,14 @@ class GemmBenchTable:
 
 def benchmark_gemm(design: Design, m: int | None = None, n: int | None = None, k: int | None = None, *,
                    rounds: int = 10, warmup: int = 2, seed: int | None = None, twin: bool = True,
-                   b_major: str = "mn", **_: Any) -> GemmBenchTable:
+                   b_major: str | None = None, **_: Any) -> GemmBenchTable:
     """The design, its ungrouped twin and cuBLAS on the same data, interleaved; each verified first."""
     require_gpu()
     cp = cupy()
     p = design.problem_dict
     m, n, k = m or p["M"], n or p["N"], k or p["K"]
     src = emit_gemm(design, b_major=b_major)
+    b_major = str(src.info["b_major"])
     data = GemmData.make(src, m, n, k, seed)
     variants = []
     designs = [design] + ([ungrouped(design)] if twin and design.groups else [])
@@ -379,12 +427,12 @@ def benchmark_gemm(design: Design, m: int | None = None, n: int | None = None, k
         data.encode(s)
         verify(d, s, la, data)
         maps = dict(data.maps)
-        args = la.args(GemmData(m, n, k, data.dtype, data.arrays, data.values, maps))
+        args = la.args(GemmData(m, n, k, data.dtype, data.arrays, data.values, maps, data.out_dtypes))
         variants.append((d.name, (lambda la=la, args=args: la.launch(data, args)), la))
     acc = next(r for r in design.resources if r.memory is Memory.TMEM and r.compute.op == "mma")
     a_res, b_res = design.deps(acc.name)
     src_of = {r: next(x for x in design.deps(r) if design.resource(x).memory is Memory.GMEM) for r in (a_res, b_res)}
-    scratch = cp.empty((m, n), dtype=cp.uint16)
+    scratch = cp.empty((m, n), dtype=cp.float32 if data.dtype == "float32" else cp.uint16)
     found = cublas_matmul(data, src_of[a_res], src_of[b_res], scratch, b_major)
     if found is not None:
         label, lib = found

@@ -168,7 +168,8 @@ def with_tile_shape(design: Design, bm: int, bn: int, bk: int) -> Design:
             r = dataclasses.replace(r, tile=shape, pipeline_config=cfg)
         resources.append(r)
     p = design.problem_dict
-    problem = {**p, **gemm_problem(int(p["M"]), int(p["N"]), int(p["K"]), bm, bn, bk, str(p.get("dtype", "float16")))}
+    problem = {**p, **gemm_problem(int(p["M"]), int(p["N"]), int(p["K"]), bm, bn, bk, str(p.get("dtype", "float16")),
+                                       b_major=str(p.get("b_major", "mn")), split_k=int(p.get("SPLIT_K", 1)))}
     return _rebuild(design, resources, problem)
 
 

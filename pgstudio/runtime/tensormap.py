@@ -6,9 +6,10 @@ aligned struct of 16 u64, the byte image of a CUtensorMap) and hands ``&tm_x`` t
 pointer: rebuild it when the array is reallocated) and the launch copies its 128 bytes into the
 kernel's parameter space.
 
-Tiles are read in boxes of ``box_rows`` rows x 64 16-bit elements (128 bytes, the 128-byte
-swizzle span); elements outside the tensor are filled with zeros, which is what makes shapes
-that are not tile multiples correct.
+Tiles are read in boxes of ``box_rows`` rows x ``box_cols`` elements -- one swizzled panel of the
+tile: 128 bytes wide (64 16-bit or 32 float32 elements) with 128-byte swizzle, or a narrower
+panel with 64- or 32-byte swizzle; elements outside the tensor are filled with zeros, which is
+what makes shapes that are not tile multiples correct.
 """
 
 from __future__ import annotations
@@ -17,9 +18,12 @@ import ctypes
 
 from ..errors import DesignError, GpuUnavailable
 
-#: Elements of one box row: 128 bytes of 16-bit elements.
+#: Elements of one full box row: 128 bytes of 16-bit elements.
 BOX_COLS = 64
-_DTYPE_ENUM = {"float16": "CU_TENSOR_MAP_DATA_TYPE_FLOAT16", "bfloat16": "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16"}
+_DTYPE_ENUM = {"float16": "CU_TENSOR_MAP_DATA_TYPE_FLOAT16", "bfloat16": "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16",
+               "float32": "CU_TENSOR_MAP_DATA_TYPE_FLOAT32"}
+_SIZE = {"float16": 2, "bfloat16": 2, "float32": 4}
+_SWIZZLE = {128: "CU_TENSOR_MAP_SWIZZLE_128B", 64: "CU_TENSOR_MAP_SWIZZLE_64B", 32: "CU_TENSOR_MAP_SWIZZLE_32B"}
 
 
 def _driver():
@@ -36,12 +40,12 @@ class TmaDesc(ctypes.Structure):
     _fields_ = [("opaque", ctypes.c_uint64 * 16)]
 
 
-def check_tensor(name: str, rows: int, cols: int, box_rows: int, ptr: int) -> None:
+def check_tensor(name: str, rows: int, cols: int, box_rows: int, ptr: int, esz: int = 2) -> None:
     """The cuTensorMapEncodeTiled rules that a user's shape can break, as clear errors."""
-    if cols * 2 % 16:
+    if cols * esz % 16:
         raise DesignError(f"tensor {name!r} is {rows} x {cols}: a TMA row stride must be a multiple of 16 bytes, "
-                          f"so the inner dimension must be a multiple of 8 16-bit elements (got {cols})",
-                          code="tma.stride", hint="pad the inner dimension to a multiple of 8")
+                          f"so the inner dimension must be a multiple of {16 // esz} {esz * 8}-bit elements "
+                          f"(got {cols})", code="tma.stride", hint=f"pad the inner dimension to a multiple of {16 // esz}")
     if not 1 <= box_rows <= 256:
         raise DesignError(f"tensor {name!r}: a TMA box has 1..256 rows, got {box_rows}", code="tma.box",
                           hint="use tiles of at most 256 rows")
@@ -50,28 +54,33 @@ def check_tensor(name: str, rows: int, cols: int, box_rows: int, ptr: int) -> No
                           hint="allocate it with CuPy (256-byte aligned)")
 
 
-def encode_2d(ptr: int, rows: int, cols: int, box_rows: int, dtype: str, name: str = "tensor") -> TmaDesc:
-    """A row-major [rows x cols] 16-bit tensor at device address ``ptr``, read in {64, box_rows}
-    boxes with 128-byte swizzle and zero fill."""
+def encode_2d(ptr: int, rows: int, cols: int, box_rows: int, dtype: str, name: str = "tensor", *,
+              box_cols: int = BOX_COLS, swizzle: int = 128) -> TmaDesc:
+    """A row-major [rows x cols] tensor at device address ``ptr``, read in {box_cols, box_rows}
+    boxes with ``swizzle``-byte swizzle (box_cols x element size bytes) and zero fill."""
     if dtype not in _DTYPE_ENUM:
-        raise DesignError(f"tensor {name!r}: TMA maps here take float16 or bfloat16, got {dtype!r}", code="tma.dtype")
-    check_tensor(name, rows, cols, box_rows, ptr)
+        raise DesignError(f"tensor {name!r}: TMA maps here take {', '.join(_DTYPE_ENUM)}, got {dtype!r}",
+                          code="tma.dtype")
+    if swizzle not in _SWIZZLE or box_cols * _SIZE[dtype] != swizzle:
+        raise DesignError(f"tensor {name!r}: a box row of {box_cols} {dtype} elements is not one {swizzle}-byte swizzle "
+                          f"span (spans: {', '.join(map(str, _SWIZZLE))} bytes)", code="tma.box")
+    check_tensor(name, rows, cols, box_rows, ptr, _SIZE[dtype])
     cu = _driver()
     cu.cuInit(0)
     u64, u32 = cu.cuuint64_t, cu.cuuint32_t
     err, tmap = cu.cuTensorMapEncodeTiled(
         getattr(cu.CUtensorMapDataType, _DTYPE_ENUM[dtype]), u32(2), ptr,
         [u64(cols), u64(rows)],  # global dims, innermost first
-        [u64(cols * 2)],  # byte stride of dim 1
-        [u32(BOX_COLS), u32(box_rows)],
+        [u64(cols * _SIZE[dtype])],  # byte stride of dim 1
+        [u32(box_cols), u32(box_rows)],
         [u32(1), u32(1)],
         cu.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE,
-        cu.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_128B,
+        getattr(cu.CUtensorMapSwizzle, _SWIZZLE[swizzle]),
         cu.CUtensorMapL2promotion.CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
         cu.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE)
     if err != cu.CUresult.CUDA_SUCCESS:
         raise DesignError(f"cuTensorMapEncodeTiled failed for tensor {name!r} ({rows} x {cols} {dtype}, box "
-                          f"{box_rows} x {BOX_COLS}): {err}", code="tma.encode")
+                          f"{box_rows} x {box_cols}): {err}", code="tma.encode")
     desc = TmaDesc()
     for i, word in enumerate(tmap.opaque):
         desc.opaque[i] = int(word)

@@ -18,3 +18,37 @@ def gemm_design(name: str, twin: bool = False, **kw):
 
 #: (name, twin) for every design and its ungrouped twin.
 ALL = [(n, t) for n in BUILDERS for t in (False, True)]
+
+
+def _fp32_output(design):
+    """``design`` with its output D stored as float32 (the epilogue writes fp32 from fp16 / bf16 operands)."""
+    import dataclasses
+    out = design.resource("gmem_d")
+    return design.with_resource(dataclasses.replace(out, dtype="float32"), design.deps("gmem_d"))
+
+
+#: Designs the generator builds since the limits were lifted (issue 11 item 2, issue 15): BK=32
+#: (64-byte swizzle panels), BM=64 with two MMA warpgroups splitting BN, tf32 operands, a float32
+#: output, split-K, and the compact fused layouts at BN=256.  Name -> builder(**shape_and_dtype).
+LIFTED = {
+    "bk32": lambda **kw: merge_gemm(bk=32, num_stages=6, **kw),
+    "bk32_b_k": lambda **kw: merge_gemm(bk=32, num_stages=6, b_major="k", **kw),
+    "bk32_async_b_k": lambda **kw: merge_gemm(bk=32, num_stages=4, b_producer="async", b_major="k", **kw),
+    "bm64_split_n": lambda **kw: merge_gemm(bm=64, bn=256, **kw),
+    "bm64_bn128": lambda **kw: merge_gemm(bm=64, bn=128, num_stages=4, **kw),
+    "fp32_out": lambda **kw: _fp32_output(merge_gemm(bn=128, num_stages=4, **kw)),
+    "split_k2": lambda **kw: merge_gemm(bn=128, num_stages=4, split_k=2, **kw),
+    "split_k4": lambda **kw: merge_gemm(split_k=4, **kw),
+    "resadd_split_k3": lambda **kw: merge_gemm_resadd(split_k=3, **kw),
+    "fork_split_k2": lambda **kw: fork_gemm_act(split_k=2, **kw),
+    "resadd_compact": lambda **kw: merge_gemm_resadd(compact=True, bn=256, bk=32, **kw),
+    "fork_compact": lambda **kw: fork_gemm_act(compact=True, bn=256, **kw),
+}
+#: tf32 (float32 operands; B stored N x K): name -> builder(**shape).
+LIFTED_TF32 = {
+    "tf32_bk32": lambda **kw: merge_gemm(dtype="float32", bn=128, bk=32, num_stages=4, **kw),
+    "tf32_bk64": lambda **kw: merge_gemm(dtype="float32", bn=128, bk=64, num_stages=2, **kw),
+    "tf32_async_b": lambda **kw: merge_gemm(dtype="float32", bn=128, bk=32, num_stages=3, b_producer="async", **kw),
+    "tf32_resadd": lambda **kw: merge_gemm_resadd(dtype="float32", bk=32, num_stages=3, **kw),
+    "tf32_bm64_split_k2": lambda **kw: merge_gemm(dtype="float32", bm=64, bn=128, bk=32, num_stages=4, split_k=2, **kw),
+}

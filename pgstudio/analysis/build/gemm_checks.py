@@ -15,9 +15,17 @@ from ..expr import compute_exprs
 from ..layout import barrier_layout
 from ..resolve import resolve
 from . import fixes
-from .gemm_limits import (BK_MULTIPLE, BN_MULTIPLE, BOOKKEEPING_REGS, CHUNK_ELEMS, K_LOOP, MAX_ACC_PER_THREAD, MAX_BN,
-                          MAX_BOX_ROWS, OPERAND_DTYPES, OUTPUT_DTYPES, PROBLEM_KEYS, REGS_PER_SM, SM90_ROWS_PER_WARPGROUP,
-                          SM100_BM, SPACES, TILE_LOOP, TMEM_COLUMNS, launch_registers)
+from .gemm_limits import (B_MAJORS, BN_MULTIPLE, BOOKKEEPING_REGS, CHUNK_ELEMS, K_LOOP, MAX_ACC_PER_THREAD,
+                          MAX_BN, MAX_BOX_ROWS, MAX_SPLIT_K, MN_MAJOR_DTYPES, OPERAND_DTYPES, OUTPUT_DTYPES, PANEL_BYTES,
+                          PROBLEM_KEYS, REGS_PER_SM, SM90_ROWS_PER_WARPGROUP, SM100_BM, SPACES, SWIZZLE_BYTES, TILE_LOOP,
+                          TMEM_COLUMNS, UNIT_BYTES, launch_registers, panel_bytes, warpgroup_grid)
+
+
+def _acc_per_thread(bm: int, bn: int, n_wg: int) -> int:
+    """fp32 accumulators each thread of ``n_wg`` sm_90a MMA warpgroups holds for a BM x BN block
+    (``warpgroup_grid`` must split it)."""
+    wg_m, wg_n = warpgroup_grid(bm, bn, n_wg)
+    return (bm // wg_m // 64) * (bn // wg_n) // 2
 
 
 def option_error(what: str, value, allowed, hint: str) -> DesignError:
@@ -131,15 +139,52 @@ class Checks:
                                                   if p[x] % CHUNK_ELEMS}, f"multiples of {CHUNK_ELEMS}")]))
         return m, n, k, bm, bn, bk
 
-    def tile_sizes(self, bm: int, bn: int, bk: int, acc: Resource) -> None:
+    def b_major(self, option: str | None) -> str | None:
+        """Where B is stored: the emit option, else the problem's ``b_major`` (default "mn")."""
+        if option is not None:
+            return option
+        value = self.d.problem_dict.get("b_major", B_MAJORS[0])
+        if value not in B_MAJORS:
+            self.out.append(error("codegen.b_major", f"design {self.d.name!r}: problem b_major is {value!r}, expected "
+                                  f"{' or '.join(map(repr, B_MAJORS))}", (self.d.name,),
+                                  "set b_major='mn' (B stored K x N) or 'k' (B stored N x K)"))
+            return None
+        return value
+
+    def split_k(self) -> int:
+        """The problem's ``SPLIT_K`` (1 when absent): parts the K range of an output tile is cut into."""
+        value = self.d.problem_dict.get("SPLIT_K", 1)
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_SPLIT_K:
+            self.out.append(error("codegen.split_k", f"design {self.d.name!r}: SPLIT_K is {value!r}, expected an "
+                                  f"integer from 1 to {MAX_SPLIT_K}", (self.d.name,),
+                                  "set SPLIT_K=1 (no split) or the number of parts to cut K into, e.g. 2 or 4"))
+            return 1
+        return value
+
+    def split_k_store(self, acc: str, splits: int) -> None:
+        """A split tile is finished by the store that reads the accumulator: exactly one such step."""
+        if splits == 1:
+            return
+        steps = [(t.name, s) for t in self.d.tasks for s in (t.schedule.steps() if t.schedule else ())
+                 if s.op == "store" and acc in self.d.deps(s.target)]
+        if len(steps) != 1:
+            shown = ", ".join(f"{t}: {s}" for t, s in steps) or "none"
+            self.out.append(error("codegen.split_k", f"design {self.d.name!r} splits K {splits} ways, but {len(steps)} "
+                                  f"store steps read the accumulator {acc!r} ({shown}); the one that finishes a split "
+                                  "tile must be the only one", tuple(t for t, _ in steps) or (self.d.name,),
+                                  "store the accumulator in one step, or set SPLIT_K=1"))
+
+    def tile_sizes(self, bm: int, bn: int, bk: int, acc: Resource, dtype: str) -> None:
         d, arch = self.d, self.arch
-        if bk % BK_MULTIPLE:
-            near = max(BK_MULTIPLE, (bk + BK_MULTIPLE // 2) // BK_MULTIPLE * BK_MULTIPLE)
-            self._retile(error("codegen.bk_swizzle", f"BK is {bk}, expected a multiple of {BK_MULTIPLE} (one 128-byte "
-                               "swizzle row of 16-bit elements per panel)", (d.name,),
-                               "use BK=" + " or ".join(str(x) for x in dict.fromkeys(
-                                   (bk // BK_MULTIPLE * BK_MULTIPLE, (bk // BK_MULTIPLE + 1) * BK_MULTIPLE)) if x)),
-                         bm, bn, near, f"BK to {near}")
+        esz = DTYPE_BYTES.get(dtype, 2)
+        if not panel_bytes(bk, dtype):
+            fits = [x for x in range(max(1, bk - 64), bk + 65) if panel_bytes(x, dtype)]
+            near = sorted(fits, key=lambda x: (abs(x - bk), x))[:2]
+            widths = ", ".join(map(str, SWIZZLE_BYTES[:-1]))
+            self._retile(error("codegen.bk_swizzle", f"BK is {bk}: a {dtype} row of {bk * esz} B is no swizzled "
+                               f"panel ({widths} or a multiple of {PANEL_BYTES} bytes)", (d.name,),
+                               "use BK=" + " or ".join(str(x) for x in sorted(near))),
+                         bm, bn, near[0], f"BK to {near[0]}")
         if bn % BN_MULTIPLE or bn > MAX_BN:
             near = min(MAX_BN, max(BN_MULTIPLE, (bn + BN_MULTIPLE // 2) // BN_MULTIPLE * BN_MULTIPLE))
             self._retile(error("codegen.bn_tile", f"BN is {bn}, expected a multiple of {BN_MULTIPLE} up to {MAX_BN} "
@@ -190,16 +235,24 @@ class Checks:
             return None
         n_wg = mma.num_warps // 4
         if arch == "sm_90a":
-            if bm % n_wg or bm // n_wg not in SM90_ROWS_PER_WARPGROUP:
-                near = min((rows * n_wg for rows in SM90_ROWS_PER_WARPGROUP), key=lambda x: (abs(x - bm), -x))
-                self._retile(error("codegen.bm_rows", f"BM is {bm} with {n_wg} MMA warpgroup(s): each warpgroup would "
-                                   f"cover {bm / n_wg:g} rows, expected "
-                                   f"{' or '.join(map(str, SM90_ROWS_PER_WARPGROUP))}",
-                                   (mma.name, d.name), f"use BM={64 * n_wg} or {128 * n_wg} with {n_wg} MMA "
-                                   f"warpgroup(s), or give {mma.name!r} {4 * max(1, bm // 128)} warps"),
-                             near, bn, bk, f"BM to {near}")
-            elif (bm // (64 * n_wg)) * bn // 2 > MAX_ACC_PER_THREAD:
-                per = (bm // (64 * n_wg)) * bn // 2
+            if bn % BN_MULTIPLE or bn > MAX_BN:
+                return mma  # codegen.bn_tile says what is wrong with BN
+            grid = warpgroup_grid(bm, bn, n_wg)
+            if grid is None:
+                diag = error("codegen.bm_rows", f"BM x BN is {bm} x {bn} with {n_wg} MMA warpgroup(s): each "
+                             f"warpgroup covers {' or '.join(map(str, SM90_ROWS_PER_WARPGROUP))} rows and a "
+                             f"multiple of {BN_MULTIPLE} columns, and no split of the block does that",
+                             (mma.name, d.name), f"use BM={64 * n_wg} or {128 * n_wg} with {n_wg} MMA "
+                             f"warpgroup(s), or give {mma.name!r} {4 * max(1, bm // 128)} warps")
+                near = [x for x in range(64, 64 * 2 * n_wg + 1, 64) if warpgroup_grid(x, bn, n_wg)]
+                if near:
+                    best = min(near, key=lambda x: (abs(x - bm), -x))
+                    self._retile(diag, best, bn, bk, f"BM to {best}")
+                else:
+                    self.out.append(diag)
+                return mma
+            per = _acc_per_thread(bm, bn, n_wg)
+            if per > MAX_ACC_PER_THREAD:
                 diag = error("codegen.accumulator_registers", f"each MMA thread of {mma.name!r} would hold "
                              f"{per} fp32 accumulators ({bm}x{bn} over {n_wg} warpgroup(s)); at most "
                              f"{MAX_ACC_PER_THREAD} fit", (mma.name,),
@@ -207,7 +260,6 @@ class Checks:
                 self._bn_that_fits(diag, bm, bn, bk, n_wg, MAX_ACC_PER_THREAD)
             else:
                 threads, launch = launch_registers(d.num_warps)
-                per = (bm // (64 * n_wg)) * bn // 2
                 if per + BOOKKEEPING_REGS > launch:
                     most = REGS_PER_SM // (per + BOOKKEEPING_REGS) // 128 * 4
                     diag = error("codegen.accumulator_registers", f"a block of {threads} threads leaves {launch} "
@@ -220,8 +272,8 @@ class Checks:
     def _bn_that_fits(self, diag: Diagnostic, bm: int, bn: int, bk: int, n_wg: int, most: int) -> None:
         """Report ``diag`` with the fix of the widest BN (a multiple of BN_MULTIPLE) whose accumulators
         fit ``most`` registers per MMA thread, if there is one."""
-        rows = bm // (64 * n_wg)
-        fits = [x for x in range(BN_MULTIPLE, bn, BN_MULTIPLE) if rows * x // 2 <= most]
+        fits = [x for x in range(BN_MULTIPLE, bn, BN_MULTIPLE)
+                if warpgroup_grid(bm, x, n_wg) and _acc_per_thread(bm, x, n_wg) <= most]
         if fits:
             self._retile(diag, bm, fits[-1], bk, f"BN to {fits[-1]}")
         else:
@@ -243,9 +295,9 @@ class Checks:
         da, db = d.resource(a).dtype, d.resource(b).dtype
         if da not in OPERAND_DTYPES or db != da:
             self.out.append(error("codegen.operand_dtype", f"operands {a!r} / {b!r} are {da!r} / {db!r}; the tensor-core "
-                                  f"path takes {' or '.join(OPERAND_DTYPES)} for both", (a, b),
-                                  f"give both operand tiles dtype {OPERAND_DTYPES[0]!r} or {OPERAND_DTYPES[1]!r}",
-                                  [self._dtype_fix(a, da, b, db)]))
+                                  f"path takes {', '.join(OPERAND_DTYPES)} (read as tf32) for both", (a, b),
+                                  f"give both operand tiles dtype {OPERAND_DTYPES[0]!r}, {OPERAND_DTYPES[1]!r} or "
+                                  f"{OPERAND_DTYPES[2]!r}", [self._dtype_fix(a, da, b, db)]))
             return None
         for x in (a, b):
             if d.resource(x).pipeline_config.consumer_kind is not OpKind.UMMA:
@@ -271,6 +323,11 @@ class Checks:
         """Space, shape and source of every staged tile -> {resource: (space, rows, cols, source)}."""
         d = self.d
         b_space = "KN" if b_major == "mn" else "NK"
+        if b_major == "mn" and dtype not in MN_MAJOR_DTYPES:
+            self.out.append(error("codegen.b_major", f"operands are {dtype}, read as tf32, and B is stored K x N "
+                                  "(b_major 'mn'); the tensor cores read tf32 B only K-major (stored N x K)",
+                                  (b, d.name), "store B as N x K: set the problem's b_major='k' (or emit with "
+                                  "b_major='k')"))
         sources: dict[str, str] = {}
         ok = True
         exprs, _ = compute_exprs(d)
@@ -395,21 +452,22 @@ class Checks:
                                       f"{t.name!r} (through its group if it has one)"))
 
     def chunks(self, shapes: dict, spaces: dict[str, str], bm: int, bn: int, bk: int) -> None:
-        """Threads of a storing or thread-loading task split the tile's 16-byte chunks evenly."""
+        """Threads of a storing task split the tile's 8-element chunks evenly, and threads of a
+        thread-loading task split the tile's 16-byte units evenly."""
         d = self.d
         for t in d.tasks:
             for s in (t.schedule.steps() if t.schedule else ()):
                 if s.op == "store" and s.target in spaces:
                     rows, cols = {"MN": (bm, bn), "MK": (bm, bk)}[spaces[s.target]]
+                    n, what = rows * cols // CHUNK_ELEMS, f"{CHUNK_ELEMS}-element chunks"
                 elif s.op == "load" and s.target in shapes and \
                         d.resource(s.target).pipeline_config.producer_kind is OpKind.ASYNC:
                     rows, cols = shapes[s.target][1:3]
+                    esz = DTYPE_BYTES.get(d.resource(s.target).dtype, 2)
+                    n, what = rows * cols * esz // UNIT_BYTES, f"{UNIT_BYTES}-byte units"
                 else:
                     continue
-                n = rows * cols // CHUNK_ELEMS
                 if n % t.num_threads:
-                    self.out.append(error("codegen.chunk_split", f"task {t.name!r}: {s} moves {n} 16-byte chunks "
+                    self.out.append(error("codegen.chunk_split", f"task {t.name!r}: {s} moves {n} {what} "
                                           f"({rows}x{cols}), which do not split evenly over its {t.num_threads} threads",
                                           (t.name, s.target), f"give {t.name!r} 4 warps (one warpgroup)"))
-
-

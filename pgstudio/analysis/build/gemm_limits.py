@@ -1,24 +1,42 @@
 """What the GEMM generator builds, as data: lift a limit here, then teach ``codegen/gemm.py`` to
 render it (``gemm_checks`` turns each limit into a ``codegen.*`` diagnostic).
 
->>> OPERAND_DTYPES, BK_MULTIPLE, SM90_ROWS_PER_WARPGROUP
-(('float16', 'bfloat16'), 64, (64, 128))
+Operands are fp16 / bf16, or fp32 that the tensor cores read as tf32 (sm_90a ``wgmma ... .tf32``,
+sm_100a ``kind::tf32``).  Every staged tile lives in shared memory as *panels*: rows of at most
+128 bytes, swizzled (128-, 64- or 32-byte swizzle, the panel's row width), one panel after the
+other along the tile's columns; an MMA instruction reads 32 bytes of K from each row (k16 of a
+16-bit type, k8 of tf32).
+
+>>> OPERAND_DTYPES, SWIZZLE_BYTES, SM90_ROWS_PER_WARPGROUP
+(('float16', 'bfloat16', 'float32'), (32, 64, 128), (64, 128))
+>>> panel_bytes(32, "float16"), panel_bytes(64, "float16"), panel_bytes(64, "float32")
+(64, 128, 128)
 """
 
 from __future__ import annotations
 
-#: Operand element types the tensor-core path takes (wgmma / tcgen05.mma kind::f16).
-OPERAND_DTYPES: tuple[str, ...] = ("float16", "bfloat16")
-#: Output element types the epilogue writes, per operand type (it packs 16-bit pairs).
-OUTPUT_DTYPES: dict[str, tuple[str, ...]] = {"float16": ("float16",), "bfloat16": ("bfloat16",)}
-#: 128-byte swizzle: one panel row is 128 bytes = 64 16-bit elements; tiles are panels of 64 columns.
-PANEL_COLS = 64
-#: BK is a whole number of panels (the k step of one stage).
-BK_MULTIPLE = PANEL_COLS
-#: BN is a whole number of panels, and one wgmma (m64nNk16) or tcgen05.mma covers all of it.
-BN_MULTIPLE = PANEL_COLS
+from ...model.targets import dtype_bytes
+
+#: Operand element types the tensor-core path takes (wgmma / tcgen05.mma kind::f16, and tf32).
+OPERAND_DTYPES: tuple[str, ...] = ("float16", "bfloat16", "float32")
+#: Output element types the epilogue writes, per operand type (16-bit pairs, or float32).
+OUTPUT_DTYPES: dict[str, tuple[str, ...]] = {"float16": ("float16", "float32"), "bfloat16": ("bfloat16", "float32"),
+                                             "float32": ("float32",)}
+#: Operand types whose B the tensor cores can read N-major (transposed): wgmma transposes 16-bit types only.
+MN_MAJOR_DTYPES: tuple[str, ...] = ("float16", "bfloat16")
+#: Row widths of a swizzled panel (the TMA / MMA swizzle modes); a tile row wider than the widest
+#: is split into panels of that width.
+SWIZZLE_BYTES: tuple[int, ...] = (32, 64, 128)
+PANEL_BYTES = SWIZZLE_BYTES[-1]
+#: Bytes of K one MMA instruction reads from each row of A and B (k16 of fp16 / bf16, k8 of tf32).
+KSTEP_BYTES = 32
+#: BN is a whole number of 64-column steps (a 16-bit N-major B panel), and one wgmma (m64nNk16)
+#: or tcgen05.mma covers the columns of one MMA warpgroup.
+BN_MULTIPLE = 64
 MAX_BN = 256
-#: sm_90a: rows one MMA warpgroup covers (one or two m64 wgmma blocks).
+#: sm_90a: rows one MMA warpgroup covers (one or two m64 wgmma blocks).  Warpgroups split BM
+#: first; when BM has fewer 64-row blocks than there are warpgroups, they split BN too, in steps
+#: of ``BN_MULTIPLE`` columns.
 SM90_ROWS_PER_WARPGROUP: tuple[int, ...] = (64, 128)
 #: sm_100a: BM of the cta_group::1 tcgen05.mma the generator issues.
 SM100_BM: tuple[int, ...] = (128,)
@@ -34,16 +52,33 @@ BOOKKEEPING_REGS = 24
 MAX_BOX_ROWS = 256
 #: Tensor-memory columns per CTA (sm_100a): BN x accumulator stages must fit.
 TMEM_COLUMNS = 512
-#: The epilogue and async loaders move 16-byte chunks: 8 16-bit elements per thread and step.
+#: The epilogue computes and stores chunks of 8 elements (16 bytes of a 16-bit output); N and K
+#: are multiples of it, so a chunk is either inside the tensor or outside it.
 CHUNK_ELEMS = 8
+#: Thread loaders (async producers) move 16-byte units.
+UNIT_BYTES = 16
 #: The loops the generator knows: persistent output tiles, and the k loop inside them.
 TILE_LOOP, K_LOOP = "num_tiles", "num_k_tiles"
-#: Options of plan_gemm / emit_gemm.
+#: Where B is stored: "mn" K x N row-major (D = A @ B), "k" N x K (D = A @ B^T).  A design says so
+#: with the problem key ``b_major``; ``emit(b_major=...)`` overrides it.
 B_MAJORS = ("mn", "k")
+#: Split-K (problem key ``SPLIT_K``): output tiles whose K range is cut into this many parts,
+#: each a work unit of the persistent loop; the last unit of a tile to finish adds the others'
+#: fp32 partials (kept in a global workspace) and stores the tile.
+MAX_SPLIT_K = 16
 
 #: Problem-dimension spaces of a tile: (rows, cols).
 SPACES = {"MK": ("M", "K"), "KN": ("K", "N"), "NK": ("N", "K"), "MN": ("M", "N")}
 PROBLEM_KEYS = ("M", "N", "K", "BM", "BN", "BK")
+
+
+def panel_bytes(cols: int, dtype: str) -> int:
+    """Row width in bytes of the panels of a tile ``cols`` elements wide: 128, or the whole row
+    when it is narrower (64 or 32 bytes); 0 when the row cannot be swizzled (another width)."""
+    row = cols * dtype_bytes(dtype)
+    if row % PANEL_BYTES == 0:
+        return PANEL_BYTES
+    return row if row in SWIZZLE_BYTES else 0
 
 
 def launch_registers(num_warps: int) -> tuple[int, int]:
@@ -54,3 +89,19 @@ def launch_registers(num_warps: int) -> tuple[int, int]:
     """
     threads = -(-num_warps // 4) * 4 * 32
     return threads, min(MAX_REGS_PER_THREAD, REGS_PER_SM // threads) // 8 * 8
+
+
+def warpgroup_grid(bm: int, bn: int, n_wg: int) -> tuple[int, int] | None:
+    """How ``n_wg`` sm_90a MMA warpgroups tile a BM x BN block: (along M, along N), each covering
+    64 or 128 rows and a multiple of ``BN_MULTIPLE`` columns; None when no split does.
+
+    >>> warpgroup_grid(128, 256, 2), warpgroup_grid(64, 128, 2), warpgroup_grid(64, 64, 2)
+    ((2, 1), (1, 2), None)
+    """
+    for wg_m in range(n_wg, 0, -1):
+        if n_wg % wg_m or bm % wg_m or bm // wg_m not in SM90_ROWS_PER_WARPGROUP:
+            continue
+        wg_n = n_wg // wg_m
+        if bn % wg_n == 0 and (bn // wg_n) % BN_MULTIPLE == 0:
+            return wg_m, wg_n
+    return None

@@ -24,7 +24,7 @@ from ...model.targets import ARCHES, DTYPE_BYTES
 from ...model.task import Task
 from ..layout import BarrierLayout, Staging, smem_layout
 from .gemm_checks import Checks, option_error
-from .gemm_limits import B_MAJORS, PANEL_COLS, SPACES, launch_registers
+from .gemm_limits import B_MAJORS, SPACES, launch_registers, panel_bytes, warpgroup_grid
 from .planned import Planned
 from .steps import check_async_ops, check_step_targets, check_tasks_scheduled
 
@@ -42,21 +42,40 @@ class Tile:
     stages: int
     source: str  # the gmem tensor it is loaded from
     producer: OpKind
+    dtype: str = "float16"
+    panel: int = 128  # bytes of one swizzled panel row (128, or 64 / 32 for a narrower tile)
+
+    @property
+    def esz(self) -> int:
+        return DTYPE_BYTES[self.dtype]
+
+    @property
+    def panel_cols(self) -> int:
+        """Elements of one panel row."""
+        return self.panel // self.esz
 
     @property
     def panels(self) -> int:
-        return self.cols // PANEL_COLS
+        return self.cols // self.panel_cols
+
+    @property
+    def panel_stride(self) -> int:
+        """Bytes from one panel of a stage to the next."""
+        return self.rows * self.panel
 
 
 @dataclass(frozen=True)
 class TensorMap:
     """One CUtensorMap kernel parameter: a row-major [rows x cols] gmem tensor read in boxes of
-    ``box_rows`` x 64 elements with 128-byte swizzle."""
+    ``box_rows`` x ``box_cols`` elements, swizzled ``swizzle`` bytes wide (a tile's panel)."""
 
     param: str
     tensor: str
     space: str
     box_rows: int
+    box_cols: int = 64
+    swizzle: int = 128
+    dtype: str = "float16"
 
 
 @dataclass(frozen=True)
@@ -68,6 +87,9 @@ class GemmPlan:
     bn: int
     bk: int
     b_major: str  # "mn": B stored K x N (row-major); "k": B stored N x K
+    wg_grid: tuple[int, int]  # sm_90a MMA warpgroups along (M, N)
+    split_k: int  # parts the K range of an output tile is cut into (SPLIT_K)
+    out_dtypes: dict  # output gmem tensor -> its element type
     acc: str
     a: str
     b: str
@@ -92,22 +114,38 @@ class GemmPlan:
         return DTYPE_BYTES[self.dtype]
 
     @property
-    def mma_repeats(self) -> int:
-        """m64 blocks per MMA warpgroup (sm_90a)."""
-        return self.bm // (64 * len(self.mma_wgs))
+    def wg_rows(self) -> int:
+        """Rows of the block one MMA warpgroup covers (sm_90a)."""
+        return self.bm // self.wg_grid[0]
 
     @property
-    def tensor_map_for(self) -> dict[tuple[str, int], TensorMap]:
-        return {(m.tensor, m.box_rows): m for m in self.tensor_maps}
+    def wg_cols(self) -> int:
+        """Columns of the block one MMA warpgroup covers (sm_90a): the N of its wgmma."""
+        return self.bn // self.wg_grid[1]
+
+    @property
+    def mma_repeats(self) -> int:
+        """m64 blocks per MMA warpgroup (sm_90a)."""
+        return self.wg_rows // 64
+
+    @property
+    def k_steps(self) -> int:
+        """MMA instructions per k tile: 32 bytes of K each (k16 of fp16 / bf16, k8 of tf32)."""
+        return self.bk * self.esz // 32
+
+    @property
+    def tensor_map_for(self) -> dict[tuple[str, int, int], TensorMap]:
+        return {(m.tensor, m.box_rows, m.box_cols): m for m in self.tensor_maps}
 
 
-def plan_gemm(design: Design, arch: str = "sm_90a", b_major: str = "mn",
+def plan_gemm(design: Design, arch: str = "sm_90a", b_major: str | None = None,
               acc_stage_dtype: str | None = None) -> Planned[GemmPlan]:
     """The GEMM plan of ``design`` for ``arch``, or the ``codegen.*`` diagnostics saying why there
-    is none.  Unknown options (arch, b_major, acc_stage_dtype) raise ``DesignError``."""
+    is none.  ``b_major`` None: the problem's ``b_major`` (default "mn").  Unknown options (arch,
+    b_major, acc_stage_dtype) raise ``DesignError``."""
     if arch not in ARCHES:
         raise option_error("arch", arch, ARCHES, "use arch='sm_90a' (H100 / H200) or 'sm_100a' (B200, compile only)")
-    if b_major not in B_MAJORS:
+    if b_major is not None and b_major not in B_MAJORS:
         raise option_error("b_major", b_major, B_MAJORS, "pass b_major='mn' (B stored K x N) or 'k' (B stored N x K)")
     d = design
     c = Checks(d, arch)
@@ -115,11 +153,14 @@ def plan_gemm(design: Design, arch: str = "sm_90a", b_major: str = "mn",
     c.loops()
     acc = c.accumulator()
     shape = c.problem()
-    if acc is None or shape is None:
+    b_major = c.b_major(b_major)
+    splits = c.split_k()
+    if acc is None or shape is None or b_major is None:
         return Planned(None, tuple(c.out))
     _, _, _, bm, bn, bk = shape
-    c.tile_sizes(bm, bn, bk, acc)
     operands = c.operands(acc)
+    first = next((x for x in d.deps(acc.name) if d.has_resource(x)), None)
+    c.tile_sizes(bm, bn, bk, acc, d.resource(operands[0] if operands else first).dtype if first else "float16")
     mma = c.mma_task(acc, bm, bn, bk)
     if operands is None or mma is None:
         return Planned(None, tuple(c.out))
@@ -138,6 +179,7 @@ def plan_gemm(design: Design, arch: str = "sm_90a", b_major: str = "mn",
     c.warpgroups(mma)
     c.reads(a, b, mma, out_spaces)
     c.chunks(shapes, out_spaces, bm, bn, bk)
+    c.split_k_store(acc.name, splits)
     stored = {s.target for t in d.tasks if t.schedule for s in t.schedule.steps() if s.op == "store"}
     for o in outputs:
         if o not in stored:
@@ -153,24 +195,30 @@ def plan_gemm(design: Design, arch: str = "sm_90a", b_major: str = "mn",
     tiles = {}
     for r, (space, rows, cols, src) in shapes.items():
         cfg = d.resource(r).pipeline_config
-        tiles[r] = Tile(r, space, rows, cols, sl.buffer(r).offset, cfg.num_bytes, cfg.num_stages, src, cfg.producer_kind)
+        tiles[r] = Tile(r, space, rows, cols, sl.buffer(r).offset, cfg.num_bytes, cfg.num_stages, src, cfg.producer_kind,
+                        dtype, panel_bytes(cols, dtype))
     threads, launch = launch_registers(d.num_warps)
-    maps: dict[tuple[str, int], TensorMap] = {}
+    maps: dict[tuple[str, int, int], TensorMap] = {}
     pointer_inputs: list[str] = []
     for t in tiles.values():
         if t.producer is OpKind.TMA:
-            key = (t.source, t.rows)
+            key = (t.source, t.rows, t.panel_cols)
             if key not in maps:
                 same = [k for k in maps if k[0] == t.source]
-                maps[key] = TensorMap(f"tm_{t.source}" + (f"_{t.rows}" if same else ""), t.source, t.space, t.rows)
+                tag = (f"_{t.rows}" if same else "") + (f"x{t.panel_cols}" if any(k[1] == t.rows for k in same) else "")
+                maps[key] = TensorMap(f"tm_{t.source}{tag}", t.source, t.space, t.rows,
+                                      t.panel_cols, t.panel, dtype)
         elif t.source not in pointer_inputs:
             pointer_inputs.append(t.source)
+    n_wg = mma.num_warps // 4
+    grid = (warpgroup_grid(bm, bn, n_wg) if arch == "sm_90a" else None) or (n_wg, 1)
     return Planned(GemmPlan(
-        design=d, arch=arch, dtype=dtype, bm=bm, bn=bn, bk=bk, b_major=b_major, acc=acc.name, a=a, b=b, mma_task=mma,
+        design=d, arch=arch, dtype=dtype, bm=bm, bn=bn, bk=bk, b_major=b_major, wg_grid=grid, split_k=splits,
+        out_dtypes={o: d.resource(o).dtype for o in outputs}, acc=acc.name, a=a, b=b, mma_task=mma,
         tiles=tiles, staging=sl.staging[0], layout=layout, barrier_offset=sl.barrier_offset,
         smem_bytes=sl.total_bytes, aligned_by_hand=bool(sl.slack), num_threads=threads, launch_regs=launch,
         mma_wgs=tuple(range(mma.warp_idx // 4, (mma.warp_idx + mma.num_warps) // 4)), tensor_maps=tuple(maps.values()),
         gmem_spaces=gmem_spaces, outputs=tuple(outputs), pointer_inputs=tuple(pointer_inputs), problem=d.problem_dict))
 
 
-__all__ = ["GemmPlan", "PANEL_COLS", "SPACES", "TensorMap", "Tile", "plan_gemm"]
+__all__ = ["GemmPlan", "SPACES", "TensorMap", "Tile", "plan_gemm"]

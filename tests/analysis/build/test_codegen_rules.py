@@ -162,13 +162,14 @@ CASES = [
      "codegen.problem_shape", ["the GEMM problem needs positive integers M, N, K, BM, BN, BK; M=0, BN='wide'"]),
     ("problem_stride", gemm, lambda d: problem(d, N=1001),
      "codegen.problem_stride", ["N=1001 is not a multiple of 8", "round N up to a multiple of 8"]),
-    ("bk_swizzle", gemm, lambda d: gemm(bk=32),
-     "codegen.bk_swizzle", ["BK is 32, expected a multiple of 64", "use BK=64"]),
+    ("bk_swizzle", gemm, lambda d: gemm(bk=48),
+     "codegen.bk_swizzle", ["BK is 48: a float16 row of 96 B is no swizzled panel (32, 64 or a multiple of 128 bytes)",
+                            "use BK=32 or 64"]),
     ("bn_tile", gemm, lambda d: gemm(bn=96),
      "codegen.bn_tile", ["BN is 96, expected a multiple of 64 up to 256"]),
-    ("bm_rows", gemm, lambda d: gemm(bm=64),
-     "codegen.bm_rows", ["BM is 64 with 2 MMA warpgroup(s): each warpgroup would cover 32 rows, expected 64 or 128",
-                         "give 'mma' 4 warps"]),
+    ("bm_rows", gemm, lambda d: gemm(bm=64, bn=64),
+     "codegen.bm_rows", ["BM x BN is 64 x 64 with 2 MMA warpgroup(s): each warpgroup covers 64 or 128 rows and a "
+                         "multiple of 64 columns", "give 'mma' 4 warps"]),
     ("bm_sm100", gemm, lambda d: gemm(bm=256, bn=64).with_targets("sm_90a", "sm_100a"),
      "codegen.bm_rows", ["sm_100a: BM is 256; the sm_100a path issues M=128 tcgen05.mma"]),
     ("tmem_columns", lambda: gemm(bn=256, num_stages=2).with_targets("sm_100a"),
@@ -191,9 +192,20 @@ CASES = [
                                        "'mma' holds 96 fp32 accumulators"]),
     ("mma_operands", gemm, lambda d: d.replace(graph={**dict(d.graph), "tmem_c": ("smem_a",)}),
      "codegen.mma_operands", ["accumulator 'tmem_c' depends on ['smem_a'], expected two staged shared-memory tiles"]),
-    ("operand_dtype", gemm, lambda d: gemm(dtype="float32"),
-     "codegen.operand_dtype", ["operands 'smem_a' / 'smem_b' are 'float32' / 'float32'; the tensor-core path takes "
-                               "float16 or bfloat16 for both"]),
+    ("operand_dtype", gemm, lambda d: d.with_resource(dataclasses.replace(d.resource("smem_b"), dtype="bfloat16"),
+                                                      d.deps("smem_b")),
+     "codegen.operand_dtype", ["operands 'smem_a' / 'smem_b' are 'float16' / 'bfloat16'; the tensor-core path takes "
+                               "float16, bfloat16, float32 (read as tf32) for both"]),
+    ("b_major", lambda: gemm(dtype="float32", bn=128, bk=32, num_stages=2),
+     lambda d: gemm(dtype="float32", bn=128, bk=32, num_stages=2, b_major="mn"),
+     "codegen.b_major", ["the tensor cores read tf32 B only K-major", "set the problem's b_major='k'"]),
+    ("b_major_value", gemm, lambda d: problem(d, b_major="nk"),
+     "codegen.b_major", ["problem b_major is 'nk', expected 'mn' or 'k'"]),
+    ("split_k_value", gemm, lambda d: problem(d, SPLIT_K=0),
+     "codegen.split_k", ["SPLIT_K is 0, expected an integer from 1 to 16"]),
+    ("split_k_store", lambda: gemm(split_k=2), lambda d: reloop(d, "epilogue", lambda lp: (Loop(
+        0, "num_tiles", 1, (*lp.body[:-1], *[n for n in lp.body if getattr(n, "op", "") == "store"], lp.body[-1])),)),
+     "codegen.split_k", ["splits K 2 ways, but 2 store steps read the accumulator 'tmem_c'", "or set SPLIT_K=1"]),
     ("tile_source", gemm, lambda d: recompute(d, "smem_a", "elementwise", "gmem_a * 2"),
      "codegen.tile_source", ["staged tile 'smem_a' computes 'elementwise' of ['gmem_a']; a GEMM stage is a copy of one "
                              "input tensor"]),
@@ -213,8 +225,9 @@ CASES = [
      lambda d: d.replace(graph={**dict(d.graph), "tmem_c": ("smem_b", "smem_a")}),
      "codegen.store_space", ["output 'gmem_d1' is computed from ['smem_act'], whose tiles do not share one M x N or "
                              "M x K space"]),
-    ("output_dtype", gemm, lambda d: d.with_resource(dataclasses.replace(d.resource("gmem_d"), dtype="float32")),
-     "codegen.output_dtype", ["output 'gmem_d' is 'float32'; with float16 operands the epilogue writes 'float16'"]),
+    ("output_dtype", gemm, lambda d: d.with_resource(dataclasses.replace(d.resource("gmem_d"), dtype="bfloat16")),
+     "codegen.output_dtype", ["output 'gmem_d' is 'bfloat16'; with float16 operands the epilogue writes 'float16' or "
+                              "'float32'"]),
     ("task_warpgroup", lambda: examples.merge_gemm_resadd(num_stages=2), lambda d: retask(d, "epilogue", warp_idx=14),
      "codegen.task_warpgroup", ["task 'epilogue' spans warps 14..17, across warpgroups", "starting at 16"]),
     ("gemm_read_without_wait", lambda: examples.ungrouped(examples.merge_gemm_resadd(num_stages=2)),
@@ -230,7 +243,7 @@ CASES = [
      "codegen.gemm_loop", ["task 'epilogue' runs domain_loop(0, 2, 1)", "inside its tile loop"]),
     ("chunk_split", gemm, lambda d: reconfig(retask(d, "epilogue", warp_idx=12, num_warps=3), "tmem_c",
                                              consumer_group=CooperativeGroup(Agent.Warp, 3)),
-     "codegen.chunk_split", ["task 'epilogue': gmem_d.store(val=tmem_c) moves 2048 16-byte chunks (128x128), which "
+     "codegen.chunk_split", ["task 'epilogue': gmem_d.store(val=tmem_c) moves 2048 8-element chunks (128x128), which "
                              "do not split evenly over its 96 threads", "give 'epilogue' 4 warps"]),
 ]
 
