@@ -7,6 +7,11 @@ computation is one ufunc such as ``a + b``, that ufunc) and a device-to-device c
 operand, the bandwidth ceiling.  Every variant that computes is verified before it is timed.
 The result is a table of medians and ratios that displays in a notebook.  All of it happens in
 a GPU worker process (``runtime.isolated``), so a kernel that traps costs that worker only.
+
+A streaming design runs at its *default tuning* for the GPU unless told otherwise
+(``runtime.tuning``): the stages and bytes per stage that a short cached search found fastest
+there.  The table says which settings ran and where they came from; the design as given is a
+row of its own when the tuning changed it.
 """
 
 from __future__ import annotations
@@ -67,6 +72,7 @@ class BenchTable:
     n: int
     dtype: str
     rows: tuple[BenchRow, ...]
+    note: str = ""  # how the design was tuned, when it was
 
     def row(self, name: str) -> BenchRow:
         for r in self.rows:
@@ -89,7 +95,8 @@ class BenchTable:
         out = ["  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(ln, widths)))
                for ln in lines]
         out.insert(1, "  ".join("-" * w for w in widths))
-        out.insert(0, f"{self.design}: {self.n:,} {self.dtype} elements, medians of {first.runs} interleaved runs")
+        out.insert(0, f"{self.design}: {self.n:,} {self.dtype} elements, medians of {first.runs} interleaved runs"
+                   + (f"; {self.note}" if self.note else ""))
         return "\n".join(out)
 
     def __str__(self) -> str:
@@ -196,9 +203,13 @@ def interleave(variants: list[Variant], *, rounds: int = 30, warmup: int = 3, pr
 def benchmark(design: Design, *, n: int | None = None, rounds: int = 30, warmup: int = 3, seed: int | None = None,
               budget_ms: float = BUDGET_MS, blocks_per_sm: int | None = None, tuning: Mapping[str, Any] | None = None,
               twin: bool = True, peers: bool = True, copy: bool = True, progress: bool = True,
-              validate: bool = True, executor: Any = None,
+              validate: bool = True, executor: Any = None, tune: bool | None = None,
               on_progress: Callable[[int, int, str], None] | None = None) -> BenchTable:
     """Time ``design`` against its ungrouped twin, CuPy and a device copy; see the module docstring.
+
+    ``tune``: run a streaming design at its default tuning for this GPU (``runtime.tuning``: a
+    cached search over stages x bytes per stage); None tunes unless ``tuning`` (code options) or
+    ``blocks_per_sm`` are given or ``validate`` is False; False runs the design exactly as given.
 
     It runs in a GPU worker process (``executor``: the default worker processes, or ``"inline"``
     for this process): a kernel that traps raises ``KernelFault`` here, with the likely cause,
@@ -208,7 +219,8 @@ def benchmark(design: Design, *, n: int | None = None, rounds: int = 30, warmup:
     ex = get_executor(executor)
     if ex.name != "inline":
         kwargs = dict(n=n, rounds=rounds, warmup=warmup, seed=seed, budget_ms=budget_ms, blocks_per_sm=blocks_per_sm,
-                      tuning=dict(tuning) if tuning else None, twin=twin, peers=peers, copy=copy, validate=validate)
+                      tuning=dict(tuning) if tuning else None, twin=twin, peers=peers, copy=copy, validate=validate,
+                      tune=tune)
         return on_gpu(benchmark, design, kwargs, executor=ex, what="benchmark", progress=progress,
                       on_progress=on_progress)
     require_gpu()  # one clear GpuUnavailable before any CuPy call can fail deep inside
@@ -217,12 +229,23 @@ def benchmark(design: Design, *, n: int | None = None, rounds: int = 30, warmup:
         from .gemm_run import benchmark_gemm
         return benchmark_gemm(design, rounds=rounds, warmup=warmup, seed=seed, twin=twin)
     src = emit_cached(design, validate=validate, tuning=dict(tuning or {}))
-    work = Workload.make(design, int(n or src.info["num_elements"]), str(src.info["dtype"]), seed)
+    count = int(n or src.info["num_elements"])
+    work = Workload.make(design, count, str(src.info["dtype"]), seed)
     opts = dict(validate=validate, tuning=tuning, blocks_per_sm=blocks_per_sm, budget_ms=budget_ms)
-    variants = [kernel_variant(design, work, design.name, f"pgstudio, {len(design.groups)} group(s)", **opts)]
+    given, note, tuned_opts = design, "", opts
+    if tune or (tune is None and validate and not tuning and blocks_per_sm is None):
+        from .tuning import tune_stream
+        tuned = tune_stream(design, count)
+        design, note = tuned.design, tuned.describe()
+        tuned_opts = {**opts, "tuning": {**dict(tuning or {}), **dict(tuned.options)}}
+    what = f"pgstudio, {len(design.groups)} group(s)" + (f", {note.split(' (')[0]}" if note else "")
+    variants = [kernel_variant(design, work, design.name, what, **tuned_opts)]
+    if note and (design.to_json() != given.to_json() or tuned_opts != opts):
+        variants.append(kernel_variant(given, work, f"{given.name} as designed", "pgstudio, the design as given",
+                                       **opts))
     if twin and design.groups:
         variants.append(kernel_variant(ungrouped(design), work, f"{design.name}_ungrouped",
-                                       "pgstudio, per-resource barriers", **opts))
+                                       "pgstudio, per-resource barriers", **tuned_opts))
     if peers:
         for label, fn in [("cupy elementwise", elementwise_peer(work)), *filter(None, [ufunc_peer(work)])]:
             work.poison()
@@ -237,7 +260,7 @@ def benchmark(design: Design, *, n: int | None = None, rounds: int = 30, warmup:
                                 lambda: dst_arr.data.copy_from_device_async(src_arr.data, nbytes), 2 * nbytes))
     interleave(variants, rounds=rounds, warmup=warmup, progress=progress, on_progress=on_progress)
     rows = tuple(BenchRow(v.name, v.what, v.median_ms, v.gbps, len(v.times)) for v in variants)
-    return BenchTable(design.name, work.n, work.dtype, rows)
+    return BenchTable(design.name, work.n, work.dtype, rows, note)
 
 
 __all__ = ["BenchRow", "BenchTable", "Variant", "benchmark", "elementwise_peer", "interleave", "kernel_variant",

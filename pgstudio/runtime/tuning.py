@@ -1,0 +1,216 @@
+"""Default tuning: what a design runs best with on this GPU, found by a short measured search and
+kept per device, so ``benchmark(design)`` with no options runs the design at its best settings.
+
+A streaming design's stage count and bytes per stage decide how many loads and stores a block
+keeps in flight, and the best pair depends on the GPU (the H200's copy bandwidth wants ~4 KiB x 6
+where the example's 8 KiB x 4 leaves blocks per SM on the table).  ``tune_stream`` runs a sweep
+(``runtime.sweep``: every variant built, validated, compiled, verified on fresh data with a
+poisoned output, then timed) over ``STREAM_STAGES`` x ``STREAM_TILE_BYTES`` (plus the design's own
+pair) x ``STREAM_OPTIONS``, in this process, and keeps the fastest.  The winner is written to
+``<cache>/tuning/<device>.json`` (``compile.cache_dir()``: ``$PGSTUDIO_CACHE`` or
+``~/.cache/pgstudio/kernels``), keyed by the design's JSON and the element count; the next call
+on the same kind of GPU reads it back without timing anything.  What was chosen, and how, is
+part of the result (``Tuned.describe``).
+
+A GEMM design's tile shape, stages and split-K (its problem's BM, BN, BK, ``SPLIT_K``) likewise
+depend on the problem and the GPU.  ``tune_gemm`` measures the few candidates that
+``analysis.build.gemm_shapes.gemm_tiles`` ranks best for the problem, each verified against
+cuBLAS on the caller's fresh data with poisoned outputs before it is timed (interleaved), and
+keeps the fastest per device, problem and design family.
+
+The cache is per device *kind* (name, multiprocessors, compute capability), not per card: two
+H200s share an entry.  Delete the file to search again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from ..model.design import Design
+from .compile import cache_dir
+from .sweep_log import design_sha
+from .sweep_space import Variant
+
+#: The streaming search: stage counts x bytes per stage (with the design's own pair added) x code
+#: options (``codegen.kernel.TUNING``: plain stores, or streaming ``st.global.cs`` ones).
+STREAM_STAGES = (4, 6, 8)
+STREAM_TILE_BYTES = (2048, 4096, 8192)
+STREAM_OPTIONS = ("default", "store=cs")
+#: Timed launches per variant in a search (a search ranks; the benchmark measures).
+SEARCH_ROUNDS = 10
+
+
+@dataclass(frozen=True)
+class Tuned:
+    """The design to run, the settings that were chosen and where the choice came from."""
+
+    design: Design
+    settings: str  # "6 stages x 4096 B"
+    source: str  # "search of 10 variants on <device>" | "cached for <device>"
+    rate: float = float("nan")  # what the search measured (GB/s or TFLOP/s)
+    options: tuple[tuple[str, str], ...] = ()  # code options (``emit(tuning=...)``) to build it with
+
+    def describe(self) -> str:
+        return f"tuned: {self.settings} ({self.source})"
+
+
+def device_kind() -> str:
+    """``NVIDIA_H200-132sm-cc90``: the GPU kind a tuning holds for."""
+    from ._cupy import cupy, sm_count
+    cp = cupy()
+    dev = cp.cuda.Device()
+    name = cp.cuda.runtime.getDeviceProperties(dev.id)["name"]
+    name = name.decode() if isinstance(name, bytes) else str(name)
+    return f"{re.sub(r'[^A-Za-z0-9]+', '_', name).strip('_')}-{sm_count()}sm-cc{dev.compute_capability}"
+
+
+def cache_file(device: str) -> Path:
+    return cache_dir() / "tuning" / f"{device}.json"
+
+
+def cached(device: str, key: str) -> dict | None:
+    """The remembered choice for ``key`` on ``device``, or None."""
+    path = cache_file(device)
+    try:
+        return json.loads(path.read_text()).get(key)
+    except (OSError, ValueError):
+        return None
+
+
+def remember(device: str, key: str, value: dict) -> None:
+    """Keep ``value`` for ``key`` (atomic replace: a parallel process never reads half a file)."""
+    path = cache_file(device)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        table = json.loads(path.read_text())
+    except (OSError, ValueError):
+        table = {}
+    table[key] = value
+    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+    with os.fdopen(fd, "w") as f:
+        json.dump(table, f, indent=1, sort_keys=True)
+    os.replace(tmp, path)
+
+
+def stream_settings(v: Variant) -> str:
+    return f"{v.num_stages} stages x {v.tile[0]} B" + "".join(f", {k}={val}" for k, val in v.options)
+
+
+def _own_pair(design: Design) -> tuple[int, int] | None:
+    """(stages, bytes per stage) of the design's main pipelines, when they share one."""
+    from .reshape import main_pipelines
+    cfgs = {(design.resource(r).pipeline_config.num_stages, design.resource(r).pipeline_config.num_bytes)
+            for r in main_pipelines(design)}
+    return next(iter(cfgs)) if len(cfgs) == 1 else None
+
+
+def tune_stream(design: Design, n: int, *, rounds: int = SEARCH_ROUNDS, search: bool = True) -> Tuned:
+    """The fastest stages x bytes-per-stage variant of streaming ``design`` over ``n`` elements on
+    this GPU: from the cache, else by a sweep in this process (module docstring).  Raises
+    ``PgStudioError`` when no variant verifies (the sweep's table says why)."""
+    from ..errors import PgStudioError
+    from .sweep import OK, sweep
+    device = device_kind()
+    key = f"stream/{design.name}/{design_sha(design.to_json())[:16]}/n{n}"
+    hit = cached(device, key)
+    if hit is not None:
+        v = Variant.from_dict(hit["variant"])
+        return Tuned(v.build(design), stream_settings(v), f"cached for {device}", float(hit.get("rate", "nan")),
+                     v.options)
+    if not search:
+        return Tuned(design, "as designed", "no search")
+    stages, tiles = list(STREAM_STAGES), list(STREAM_TILE_BYTES)
+    own = _own_pair(design)
+    if own is not None:
+        stages = sorted({*stages, own[0]})
+        tiles = sorted({*tiles, own[1]})
+    table = sweep(design, stages, tiles, ["designed"], options=STREAM_OPTIONS, n=n, rounds=rounds, executor="inline",
+                  progress=False)
+    ok = [r for r in table.rows if r.status == OK]
+    if not ok:
+        raise PgStudioError(f"tuning {design.name!r}: no variant verified and ran; the sweep says:\n{table.table()}")
+    best = max(ok, key=lambda r: r.rate)
+    remember(device, key, {"variant": best.variant.as_dict(), "rate": best.rate, "variants": len(table.rows),
+                           "measured": {r.key: round(r.rate, 1) for r in ok}})
+    return Tuned(best.variant.build(design), stream_settings(best.variant),
+                 f"search of {len(table.rows)} variants on {device}", best.rate, best.variant.options)
+
+
+def tune_gemm(family: str, build: Callable[[Any], Design], tiles: Sequence[Any], data: Any, *,
+              rounds: int = SEARCH_ROUNDS, warmup: int = 2, search: bool = True) -> tuple[Tuned, list[dict]]:
+    """The fastest of ``tiles`` (``gemm_shapes.GemmTiles``) for the GEMM designs ``build(tiles)`` of
+    ``family`` on ``data`` (a ``gemm_run.GemmData`` of the problem): from the cache, else each
+    candidate built, verified against cuBLAS (poisoned outputs) and timed interleaved, the
+    winner remembered (module docstring).  Returns the choice and one record per candidate
+    (label, status, median ms, error).  A candidate that does not build, verify or run is
+    recorded with why and left out; ``PgStudioError`` when none is left."""
+    import statistics
+
+    from ..analysis.build.gemm_shapes import GemmTiles
+    from ..codegen.gemm import emit_gemm
+    from ..errors import PgStudioError
+    from ._cupy import cupy
+    from .gemm_run import GemmData, GemmLauncher, verify
+    device = device_kind()
+    key = f"gemm/{family}/{data.m}x{data.n}x{data.k}/{data.dtype}"
+    hit = cached(device, key)
+    if hit is not None:
+        t = GemmTiles(**hit["tiles"])
+        return Tuned(build(t), t.label, f"cached for {device}", float(hit.get("rate", "nan"))), []
+    if not search:
+        t = tiles[0]
+        return Tuned(build(t), t.label, "model's first choice, not measured"), []
+    cp = cupy()
+    records: list[dict] = []
+    runs: list[tuple[Any, Callable[[], None], list[float]]] = []
+    for t in tiles:
+        rec: dict[str, Any] = {"tiles": t.label}
+        records.append(rec)
+        try:
+            d = build(t)
+            src = emit_gemm(d)
+            la = GemmLauncher(src)
+            data.encode(src)
+            rec["error"] = max(verify(d, src, la, data).values())
+            args = la.args(GemmData(data.m, data.n, data.k, data.dtype, data.arrays, data.values, dict(data.maps),
+                                    data.out_dtypes))
+        except Exception as exc:  # noqa: BLE001 - a candidate that fails is reported, the search goes on
+            rec.update(status="failed", message=f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}")
+            continue
+        rec["status"] = "ok"
+        runs.append((t, (lambda la=la, args=args: la.launch(data, args)), []))
+    if not runs:
+        raise PgStudioError(f"tuning {family} at {data.m}x{data.n}x{data.k} {data.dtype}: no candidate verified: "
+                            + "; ".join(f"{r['tiles']}: {r.get('message', '')}" for r in records))
+    for _, fn, _ in runs:
+        for _ in range(warmup):
+            fn()
+    for r in range(rounds):
+        for _, fn, times in runs[r % len(runs):] + runs[:r % len(runs)]:
+            s, e = cp.cuda.Event(), cp.cuda.Event()
+            s.record()
+            fn()
+            e.record()
+            e.synchronize()
+            times.append(cp.cuda.get_elapsed_time(s, e))
+    flops = 2.0 * data.m * data.n * data.k
+    for t, _, times in runs:
+        rec = next(r for r in records if r["tiles"] == t.label)
+        rec["median_ms"] = statistics.median(times)
+        rec["tflops"] = flops / (rec["median_ms"] * 1e-3) / 1e12
+    best, _, best_times = min(runs, key=lambda x: statistics.median(x[2]))
+    rate = flops / (statistics.median(best_times) * 1e-3) / 1e12
+    remember(device, key, {"tiles": {"bm": best.bm, "bn": best.bn, "bk": best.bk, "stages": best.stages,
+                                     "split_k": best.split_k}, "rate": rate,
+                           "measured": {r["tiles"]: round(r.get("tflops", float("nan")), 1) for r in records}})
+    return Tuned(build(best), best.label, f"search of {len(tiles)} tile shapes on {device}", rate), records
+
+
+__all__ = ["STREAM_OPTIONS", "STREAM_STAGES", "STREAM_TILE_BYTES", "Tuned", "cache_file", "cached", "device_kind", "remember",
+           "tune_gemm", "tune_stream"]
