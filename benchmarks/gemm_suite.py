@@ -1,0 +1,350 @@
+"""The GEMM shape suite (issue 15): merge_gemm at its tuned tile shape against cuBLAS and Triton.
+
+For every shape and dtype, in one process and on the same fresh random data:
+
+1. the tile shape: ``gemm_tiles`` ranks a few (BM x BN x BK, stages, split-K) for the problem,
+   ``runtime.tuning.tune_gemm`` verifies each against cuBLAS (poisoned outputs) and times them,
+   and keeps the fastest for this GPU (cached: a second run reuses it);
+2. the peers: cuBLAS (``cupy.matmul`` for fp16, ``cublasGemmEx`` for bf16) and a persistent TMA
+   matmul in Triton (``triton_matmul``, its tile configuration picked the same way), each
+   checked against the float32 reference before it is timed;
+3. the design, cuBLAS and Triton timed interleaved, round after round (CUDA events around
+   each launch), medians reported.
+
+Results go to a JSON-lines file as each item finishes; a rerun skips finished items and records
+an item that a crash interrupted as crashed, so a driver loop resumes past a fault.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from pgstudio import examples
+from pgstudio.analysis.build.gemm_shapes import GemmTiles, gemm_tiles
+
+#: (M, N, K): squares, transformer shapes, small M, ragged.
+SUITE: tuple[tuple[int, int, int], ...] = (
+    (2048, 2048, 2048), (4096, 4096, 4096), (8192, 8192, 8192), (16384, 16384, 16384),
+    (16384, 4096, 4096), (4096, 14336, 4096), (4096, 4096, 14336), (8192, 28672, 8192),
+    (128, 8192, 8192), (512, 8192, 8192),
+    (4168, 3000, 1000),
+)
+DTYPES = ("float16", "bfloat16")
+#: Targets (issue 15): geometric means over the suite, and the floor for any one shape.
+TARGET_GEOMEAN, TARGET_FLOOR = 1.05, 0.90
+
+
+def builder(m: int, n: int, k: int, dtype: str) -> Callable[[GemmTiles], Any]:
+    """The merge_gemm design of an M x N x K problem at a tile choice."""
+    return lambda t: examples.merge_gemm(m, n, k, num_stages=t.stages, bm=t.bm, bn=t.bn, bk=t.bk, dtype=dtype,
+                                         split_k=t.split_k)
+
+
+def candidates(m: int, n: int, k: int, dtype: str, sms: int = 132) -> list[tuple[GemmTiles, Any]]:
+    """Every (tile choice, design) the suite may run for one problem (what CI compiles)."""
+    build = builder(m, n, k, dtype)
+    return [(t, build(t)) for t in gemm_tiles(m, n, k, dtype, sms)]
+
+
+def _time_all(variants: list[tuple[str, Callable[[], None]]], rounds: int, warmup: int = 3,
+              per_graph: int = 0) -> dict[str, list[float]]:
+    """Milliseconds per launch of every variant, interleaved: each round times every variant once
+    between two CUDA events, rotating the order, after an untimed lead launch.
+
+    ``per_graph`` > 0: each variant's launches are first captured, ``per_graph`` back to back, in a
+    CUDA graph (on a stream of their own), and a round replays each graph: the GPU then runs the
+    kernels back to back whatever the host's launch cost (Python, cuBLAS's and Triton's launchers
+    differ), which is what a short kernel's time must not include.  If a variant cannot be
+    captured, every variant is timed by plain launches (``_time_all.fallback`` says why)."""
+    import cupy as cp
+    _time_all.fallback = ""
+    for _, fn in variants:
+        for _ in range(warmup):
+            fn()
+    cp.cuda.get_current_stream().synchronize()
+    stream, reps, runs = cp.cuda.get_current_stream(), 1, variants
+    if per_graph:
+        try:
+            stream = cp.cuda.Stream(non_blocking=True)
+            graphs = []
+            with stream:
+                for name, fn in variants:
+                    stream.begin_capture(mode=cp.cuda.runtime.streamCaptureModeRelaxed)
+                    for _ in range(per_graph):
+                        fn()
+                    graphs.append((name, stream.end_capture()))
+            runs = [(name, (lambda g=g: g.launch(stream))) for name, g in graphs]
+            reps = per_graph
+        except Exception as exc:  # noqa: BLE001 - timed without graphs, and said so
+            _time_all.fallback = f"no CUDA graphs ({type(exc).__name__}: {str(exc)[:120]}): plain launches"
+            stream, runs = cp.cuda.get_current_stream(), variants
+    times: dict[str, list[float]] = {name: [] for name, _ in runs}
+    with stream:
+        for r in range(rounds):
+            k = r % len(runs)
+            order = runs[k:] + runs[:k]
+            order[-1][1]()  # untimed lead: the GPU is busy while the timed launches are queued
+            events = []
+            for name, fn in order:
+                s, e = cp.cuda.Event(), cp.cuda.Event()
+                s.record(stream)
+                fn()
+                e.record(stream)
+                events.append((name, s, e))
+            events[-1][2].synchronize()
+            for name, s, e in events:
+                times[name].append(cp.cuda.get_elapsed_time(s, e) / reps)
+    return times
+
+
+def estimate_ms(fn: Callable[[], None], launches: int = 5) -> float:
+    """Milliseconds per launch of ``fn``, roughly: ``launches`` back to back between two events."""
+    import cupy as cp
+    fn()
+    s, e = cp.cuda.Event(), cp.cuda.Event()
+    s.record()
+    for _ in range(launches):
+        fn()
+    e.record()
+    e.synchronize()
+    return cp.cuda.get_elapsed_time(s, e) / launches
+
+
+def launches_per_graph(ms: float) -> int:
+    """Launches captured per graph so that one replay runs about a millisecond (1 for long kernels)."""
+    return max(1, min(32, round(1.0 / max(ms, 1e-3))))
+
+
+def rel_error(got32, want) -> tuple[float, int]:
+    """(max |got - want| / max |want|, NaN count)."""
+    import cupy as cp
+    scale = float(cp.abs(want).max()) or 1.0
+    return float(cp.abs(got32 - want).max()) / scale, int(cp.isnan(got32).sum())
+
+
+def run_item(m: int, n: int, k: int, dtype: str, *, rounds: int = 20, seed: int | None = None,
+             triton: bool = True) -> dict:
+    """One shape and dtype: tune, verify, time (module docstring); a plain record."""
+    import cupy as cp
+
+    from pgstudio.codegen.gemm import emit_gemm
+    from pgstudio.runtime._cupy import sm_count
+    from pgstudio.runtime.gemm_run import (TOLERANCE, GemmData, GemmLauncher, cublas_matmul, to_float32,
+                                           verify)
+    from pgstudio.runtime.tuning import tune_gemm
+    t0 = time.perf_counter()
+    out: dict[str, Any] = {"shape": [m, n, k], "dtype": dtype, "rows": {}, "notes": []}
+    tiles = gemm_tiles(m, n, k, dtype, sm_count())
+    build = builder(m, n, k, dtype)
+    data = GemmData.make(emit_gemm(build(tiles[0])), m, n, k, seed)
+    tuned, search = tune_gemm("merge_gemm", build, tiles, data)
+    out.update(tiles=tuned.settings, source=tuned.source, search=search)
+    d = tuned.design
+    src = emit_gemm(d)
+    la = GemmLauncher(src)
+    data.encode(src)
+    out["errors"] = {"pgstudio": verify(d, src, la, data)["gmem_d"]}
+    args = la.args(GemmData(m, n, k, dtype, data.arrays, data.values, dict(data.maps), data.out_dtypes))
+    variants: list[tuple[str, Callable[[], None]]] = [("pgstudio", lambda: la.launch(data, args))]
+    want = data.values["gmem_a"] @ data.values["gmem_b"]
+    tol = TOLERANCE[dtype]
+    scratch = cp.empty((m, n), dtype=cp.uint16)
+    found = cublas_matmul(data, "gmem_a", "gmem_b", scratch)
+    if found is not None:
+        label, lib = found
+        scratch.fill(0x7FFF)
+        lib()
+        err, bad = rel_error(to_float32(scratch, dtype), want)
+        if bad or not err <= tol:
+            raise AssertionError(f"{label} disagrees with the float32 reference: {err:.3g}, {bad} NaN")
+        out["errors"]["cuBLAS"] = err
+        out["cublas"] = label
+        variants.append(("cuBLAS", lib))
+    if triton:
+        picked = _triton_peer(data, want, tol, out)
+        if picked is not None:
+            variants.append(("Triton", picked))
+    est = estimate_ms(variants[0][1])
+    times = _time_all(variants, rounds, per_graph=launches_per_graph(est))
+    out["timing"] = _time_all.fallback or f"CUDA graphs of {launches_per_graph(est)} launch(es) per variant"
+    la.check_watchdog()
+    flops = 2.0 * m * n * k
+    for name, ts in times.items():
+        ms = statistics.median(ts)
+        out["rows"][name] = {"ms": ms, "tflops": flops / (ms * 1e-3) / 1e12, "runs": len(ts)}
+    out["seconds"] = round(time.perf_counter() - t0, 2)
+    return out
+
+
+def _triton_peer(data, want, tol: float, out: dict) -> Callable[[], None] | None:
+    """Triton's persistent TMA matmul at its fastest verified configuration, or None (noted)."""
+    import cupy as cp
+
+    import triton_matmul as tm
+    from pgstudio.runtime.gemm_run import to_float32
+    why = tm.available()
+    if why:
+        out["notes"].append(f"Triton: {why}")
+        return None
+    c_bits = cp.empty((data.m, data.n), dtype=cp.uint16)
+    a, b, c = tm.torch_views(data.arrays["gmem_a"], data.arrays["gmem_b"], c_bits, data.dtype)
+    ok: list[tuple[str, Callable[[], None]]] = []
+    for cfg in tm.CONFIGS:
+        try:
+            call = tm.on_cupy_stream(tm.matmul_call(a, b, c, cfg))
+            c_bits.fill(0x7FFF)
+            call()
+            cp.cuda.get_current_stream().synchronize()
+            err, bad = rel_error(to_float32(c_bits, data.dtype), want)
+        except Exception as exc:  # noqa: BLE001 - a configuration that does not build is noted
+            out["notes"].append(f"Triton {cfg.label}: {type(exc).__name__}: {str(exc).splitlines()[0][:160]}")
+            continue
+        if bad or not err <= tol:
+            out["notes"].append(f"Triton {cfg.label}: wrong result ({err:.3g}, {bad} NaN), not timed")
+            continue
+        out["errors"][f"Triton {cfg.label}"] = err
+        ok.append((cfg.label, call))
+    if not ok:
+        return None
+    times = _time_all(ok, rounds=5, warmup=2)
+    best = min(ok, key=lambda x: statistics.median(times[x[0]]))
+    out["triton_config"] = best[0]
+    out["triton_search"] = {name: statistics.median(ts) for name, ts in times.items()}
+    return best[1]
+
+
+def profile(m: int, n: int, k: int, dtype: str, launches: int = 3) -> str:
+    """Verify the tuned merge_gemm of one problem, then launch it ``launches`` times (for ncu)."""
+    import cupy as cp
+
+    from pgstudio.codegen.gemm import emit_gemm
+    from pgstudio.runtime._cupy import sm_count
+    from pgstudio.runtime.gemm_run import GemmData, GemmLauncher, verify
+    from pgstudio.runtime.tuning import tune_gemm
+    tiles = gemm_tiles(m, n, k, dtype, sm_count())
+    build = builder(m, n, k, dtype)
+    data = GemmData.make(emit_gemm(build(tiles[0])), m, n, k)
+    tuned, _ = tune_gemm("merge_gemm", build, tiles, data, search=False)
+    src = emit_gemm(tuned.design)
+    la = GemmLauncher(src)
+    data.encode(src)
+    verify(tuned.design, src, la, data)
+    for _ in range(launches):
+        la.launch(data)
+    cp.cuda.get_current_stream().synchronize()
+    la.check_watchdog()
+    return f"profiled {src.entry} at {m}x{n}x{k} {dtype}: {tuned.describe()}"
+
+
+# -- resumable driver, table ---------------------------------------------------------------------------
+
+def item_key(m: int, n: int, k: int, dtype: str) -> str:
+    return f"{m}x{n}x{k}/{dtype}"
+
+
+def read_results(path: Path) -> dict[str, dict]:
+    """Finished records by item, and items a crash interrupted (status 'crashed')."""
+    found: dict[str, dict] = {}
+    if path.exists():
+        for line in path.read_text().splitlines():
+            if line.strip():
+                rec = json.loads(line)
+                if rec.get("status") == "started":
+                    found.setdefault(rec["item"], {"item": rec["item"], "status": "crashed"})
+                else:
+                    found[rec["item"]] = rec
+    return found
+
+
+def run_suite(path: Path, shapes, dtypes, rounds: int, triton: bool) -> None:
+    """Run every item not yet in ``path``, appending each record as it finishes."""
+    done = read_results(path)
+    with path.open("a") as f:
+        for m, n, k in shapes:
+            for dt in dtypes:
+                key = item_key(m, n, k, dt)
+                if key in done:
+                    continue
+                f.write(json.dumps({"item": key, "status": "started"}) + "\n")
+                f.flush()
+                try:
+                    rec = {"item": key, "status": "ok", **run_item(m, n, k, dt, rounds=rounds, seed=None,
+                                                                  triton=triton)}
+                except Exception as exc:  # noqa: BLE001 - recorded, the suite goes on
+                    rec = {"item": key, "status": "failed", "message": f"{type(exc).__name__}: {exc}"[:600]}
+                f.write(json.dumps(rec, default=float) + "\n")
+                f.flush()
+                print(summary_line(rec), flush=True)
+                if rec["status"] != "ok":
+                    stop_if_context_lost()
+
+
+def stop_if_context_lost() -> None:
+    """After a failure: a trap leaves this process's CUDA context unusable, so exit (status 3)
+    and let the driver start a fresh process, which resumes at the next item."""
+    from pgstudio.runtime._cupy import context_usable
+    if not context_usable():
+        print("the CUDA context is lost (a kernel trapped): exiting so a fresh process resumes", flush=True)
+        raise SystemExit(3)
+
+
+def summary_line(rec: dict) -> str:
+    if rec.get("status") != "ok":
+        return f"{rec['item']:<24} {rec.get('status')}: {rec.get('message', '')[:200]}"
+    rows = rec["rows"]
+    mine = rows["pgstudio"]
+    parts = [f"{rec['item']:<24} {rec['tiles']:<26} {mine['ms']:8.4f} ms {mine['tflops']:6.1f} TF/s"]
+    for peer in ("cuBLAS", "Triton"):
+        if peer in rows:
+            parts.append(f"{peer} {rows[peer]['ms']:8.4f} ms  x{rows[peer]['ms'] / mine['ms']:.3f}")
+    return "  ".join(parts)
+
+
+def table(path: Path) -> tuple[str, dict]:
+    """The suite table from the results file, and the summary figures."""
+    recs = read_results(path)
+    head = (f"{'M x N x K':<20} {'dtype':<9} {'pgstudio tiles (tuned)':<26} {'ms':>9} {'TFLOP/s':>8} "
+            f"{'cuBLAS ms':>10} {'Triton ms':>10} {'x cuBLAS':>9} {'x Triton':>9}  Triton config")
+    lines = [head, "-" * len(head)]
+    vs_lib, vs_tri = [], []
+    for rec in recs.values():
+        if rec.get("status") != "ok":
+            lines.append(f"{rec['item']:<30} {rec.get('status')}: {rec.get('message', '')[:120]}")
+            continue
+        rows = rec["rows"]
+        mine = rows["pgstudio"]
+        lib = rows.get("cuBLAS")
+        tri = rows.get("Triton")
+        xl = lib["ms"] / mine["ms"] if lib else math.nan
+        xt = tri["ms"] / mine["ms"] if tri else math.nan
+        if lib:
+            vs_lib.append(xl)
+        if tri:
+            vs_tri.append(xt)
+        m, n, k = rec["shape"]
+        lines.append(f"{f'{m}x{n}x{k}':<20} {rec['dtype']:<9} {rec['tiles']:<26} {mine['ms']:>9.4f} {mine['tflops']:>8.1f} "
+                     f"{lib['ms'] if lib else math.nan:>10.4f} {tri['ms'] if tri else math.nan:>10.4f} {xl:>9.3f} "
+                     f"{xt:>9.3f}  {rec.get('triton_config', '-')}")
+
+    def geo(xs):
+        return math.exp(sum(map(math.log, xs)) / len(xs)) if xs else math.nan
+
+    figs = {"geomean_cublas": geo(vs_lib), "geomean_triton": geo(vs_tri), "min_cublas": min(vs_lib, default=math.nan),
+            "items": len(recs), "ok": len(vs_lib)}
+    lines += ["", f"geometric mean x cuBLAS {figs['geomean_cublas']:.3f} (target >= {TARGET_GEOMEAN}) "
+              f"{'PASS' if figs['geomean_cublas'] >= TARGET_GEOMEAN else 'MISS'}",
+              f"geometric mean x Triton {figs['geomean_triton']:.3f} (target >= {TARGET_GEOMEAN}) "
+              f"{'PASS' if figs['geomean_triton'] >= TARGET_GEOMEAN else 'MISS'}",
+              f"lowest x cuBLAS {figs['min_cublas']:.3f} (target >= {TARGET_FLOOR}) "
+              f"{'PASS' if figs['min_cublas'] >= TARGET_FLOOR else 'MISS'}",
+              f"{figs['ok']} of {figs['items']} items ran and verified; timing: "
+              + "; ".join(sorted({r.get("timing", "-") for r in recs.values() if r.get("status") == "ok"}))]
+    return "\n".join(lines), figs
+
+
+__all__ = ["DTYPES", "SUITE", "builder", "candidates", "read_results", "run_item", "run_suite", "table"]
