@@ -7,7 +7,7 @@ descriptors, accumulates with ``tl.dot`` in fp32 and stores through a descriptor
 read K x N (row-major, like pgstudio's ``b_major="mn"``), and the tile configuration is picked
 per problem by timing ``CONFIGS`` on the benchmark's data (what the tutorial's autotuner does).
 
-Needs Triton (``pip install 'pgstudio[bench]'``) and PyTorch (the host tensors Triton launches
+Needs Triton (``pip install 'pgstudio[triton]'``) and PyTorch (the host tensors Triton launches
 with); both are on the GPU machines the benchmarks run on.  ``available()`` says why not.
 """
 
@@ -47,7 +47,7 @@ CONFIGS = (Config(128, 256, 64, 3, 8), Config(128, 128, 64, 4, 8), Config(64, 12
 def available() -> str:
     """'' when Triton and PyTorch can run the peer here, else why not."""
     if triton is None:
-        return "Triton is not installed (pip install 'pgstudio[bench]')"
+        return "Triton is not installed (pip install 'pgstudio[triton]')"
     try:
         import torch
     except ImportError:

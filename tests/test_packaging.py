@@ -12,8 +12,9 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 #: pip name -> conda-forge name where they differ; None: not on conda-forge (a binary stands in).
 CONDA_NAME = {"graphviz": "python-graphviz", "matplotlib": "matplotlib-base", "graphviz-pure": None}
-#: Extras that environment.yml mirrors (gpu is commented there: it needs a GPU machine).
+#: Extras that environment.yml mirrors; the GPU-only ones are named there in a comment.
 MIRRORED = ("render", "studio", "nvrtc", "cluster", "ts", "dev")
+GPU_ONLY = ("gpu", "triton")
 
 
 def _requirement(spec: str) -> tuple[str, str]:
@@ -49,6 +50,19 @@ def test_environment_yml_mirrors_pyproject_extras():
             missing.append(f"{extra}: {name}{bound} (environment.yml has {conda}{env.get(conda, ' nothing')})")
     assert not missing, "environment.yml does not mirror pyproject.toml:\n" + "\n".join(missing)
     assert "graphviz" in env, "environment.yml must bring the graphviz binary (dot)"
+
+
+def test_every_extra_is_mirrored_or_named_for_gpu_machines():
+    """An extra environment.yml does not install is a GPU-only one whose requirements it names in
+    a comment, with the same lower bounds."""
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    assert set(extras) == set(MIRRORED) | set(GPU_ONLY)
+    comments = " ".join(line for line in (ROOT / "environment.yml").read_text().splitlines()
+                        if line.lstrip().startswith("#"))
+    for extra in GPU_ONLY:
+        for spec in extras[extra]:
+            if not spec.startswith("pgstudio"):
+                assert spec.replace(" ", "") in comments, f"environment.yml names no {spec} (extra {extra!r})"
 
 
 def test_readme_opens_with_the_two_setup_commands():
