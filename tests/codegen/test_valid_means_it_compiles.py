@@ -51,8 +51,8 @@ NAMES = ("tile", "base", "src", "dst", "acc", "o", "e", "w", "M", "N", "K", "kt"
          "tm_gmem_a", "lane", "warp", "stg", "idx", "data", "out", "bar0", "expf", "fmaxf", "tma_load_2d", "wd_abort",
          "min", "exp")
 #: GEMM sizes near the generator's limits: (stages, BM, BN, BK, dtype).
-NEAR_GEMM = [(s, bm, bn, bk, dt) for s in (1, 2, 3, 4) for bm in (128, 256) for bn in (64, 128, 256) for bk in (64, 128)
-             for dt in ("float16", "bfloat16") if bm == 128 or bn <= 128]
+NEAR_GEMM = [(s, bm, bn, bk, dt) for s in (1, 2, 3, 4) for bm in (64, 128, 256) for bn in (64, 128, 256)
+             for bk in (32, 64, 128) for dt in ("float16", "bfloat16", "float32") if bm == 128 or bn <= 128]
 EXPRS = ("{a}", "{a} + {b}", "max({a}, 0.f) * {b}", "sigmoid({a}) - 0.5", "relu({a} * 2.5e-1)", "-{a} / 3",
          "exp(min({a}, {b}))", "tanh(abs({a}))", "sqrt({a}) + log({b})", "{a} * {a} * {a}", "({a})",
          "open({a})", "{a} + q", "{a} +", "")
@@ -75,6 +75,7 @@ def base_designs(draw) -> Design:
                                      draw(st.sampled_from((64, 96, 128, 192, 256))),
                                      draw(st.sampled_from((32, 64, 96, 128))), draw(st.sampled_from(DTYPES)))
     return GEMM_BUILDERS[name](num_stages=stages, bm=bm, bn=bn, bk=bk, dtype=dtype,
+                               split_k=draw(st.sampled_from((1, 1, 2, 3))),
                                m=draw(st.sampled_from((512, 1000, 4096))), n=draw(st.sampled_from((512, 1000, 4096))),
                                k=draw(st.sampled_from((256, 1000, 4096))))
 
