@@ -31,6 +31,7 @@ def _fp32_output(design):
 #: (64-byte swizzle panels), BM=64 with two MMA warpgroups splitting BN, tf32 operands, a float32
 #: output, split-K, and the compact fused layouts at BN=256.  Name -> builder(**shape_and_dtype).
 LIFTED = {
+    "bk16": lambda **kw: merge_gemm(bk=16, num_stages=8, **kw),  # 32-byte swizzle panels
     "bk32": lambda **kw: merge_gemm(bk=32, num_stages=6, **kw),
     "bk32_b_k": lambda **kw: merge_gemm(bk=32, num_stages=6, b_major="k", **kw),
     "bk32_async_b_k": lambda **kw: merge_gemm(bk=32, num_stages=4, b_producer="async", b_major="k", **kw),
@@ -46,6 +47,8 @@ LIFTED = {
 }
 #: tf32 (float32 operands; B stored N x K): name -> builder(**shape).
 LIFTED_TF32 = {
+    "tf32_bk8": lambda **kw: merge_gemm(dtype="float32", bn=128, bk=8, num_stages=8, **kw),  # 32-byte panels
+    "tf32_bk16": lambda **kw: merge_gemm(dtype="float32", bn=128, bk=16, num_stages=6, **kw),  # 64-byte panels
     "tf32_bk32": lambda **kw: merge_gemm(dtype="float32", bn=128, bk=32, num_stages=4, **kw),
     "tf32_bk64": lambda **kw: merge_gemm(dtype="float32", bn=128, bk=64, num_stages=2, **kw),
     "tf32_async_b": lambda **kw: merge_gemm(dtype="float32", bn=128, bk=32, num_stages=3, b_producer="async", **kw),
