@@ -179,7 +179,7 @@ class Checks:
         esz = DTYPE_BYTES.get(dtype, 2)
         if not panel_bytes(bk, dtype):
             fits = [x for x in range(max(1, bk - 64), bk + 65) if panel_bytes(x, dtype)]
-            near = sorted(fits, key=lambda x: (abs(x - bk), x))[:2]
+            near = sorted(fits, key=lambda x: (abs(x - bk), -x))[:2]  # a tie goes to the larger BK
             widths = ", ".join(map(str, SWIZZLE_BYTES[:-1]))
             self._retile(error("codegen.bk_swizzle", f"BK is {bk}: a {dtype} row of {bk * esz} B is no swizzled "
                                f"panel ({widths} or a multiple of {PANEL_BYTES} bytes)", (d.name,),
