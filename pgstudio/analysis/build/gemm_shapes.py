@@ -11,7 +11,7 @@ them and keeps the winner per device.  Each choice is a design the user can see:
 the stages and ``SPLIT_K`` are the design's problem keys.
 
 >>> [t.label for t in gemm_tiles(128, 8192, 8192, "float16")][:2]
-['128x256x64 s3 split-K 4', '128x128x64 s5 split-K 2']
+['128x256x64 s3 split-K 4', '128x256x32 s6 split-K 4']
 >>> gemm_tiles(8192, 8192, 8192, "bfloat16")[0].label
 '128x256x64 s3'
 """
