@@ -28,7 +28,9 @@ import sys
 import time
 from pathlib import Path
 
-from gemm_suite import _time_all, estimate_ms, launches_per_graph, read_results, rel_error, stop_if_context_lost
+from gemm_suite import read_results, rel_error, stop_if_context_lost, timing_words
+
+from pgstudio.runtime.timing import batch_for, estimate_ms, time_interleaved
 
 from pgstudio import examples
 from pgstudio.analysis.build.gemm_shapes import GemmTiles
@@ -128,10 +130,10 @@ def run_item(name: str, k: int, dtype: str, rounds: int) -> dict:
         if bad or not err <= tol:
             raise AssertionError(f"composition output {o} disagrees with the reference: {err:.3g}, {bad} NaN")
         errors["composition"][o] = err
-    est = estimate_ms(lambda: la.launch(data, args))
-    times = _time_all([("pgstudio", lambda: la.launch(data, args)), ("composition", composition)], rounds,
-                      per_graph=launches_per_graph(est))
-    timing = _time_all.fallback or f"CUDA graphs of {launches_per_graph(est)} launch(es) per variant"
+    batch = batch_for(estimate_ms(lambda: la.launch(data, args)))
+    times = time_interleaved([("pgstudio", lambda: la.launch(data, args)), ("composition", composition)], rounds,
+                             batch=batch)
+    timing = timing_words(batch)
     la.check_watchdog()
     mine, comp = (statistics.median(times[x]) for x in ("pgstudio", "composition"))
     return {"design": name, "k": k, "dtype": dtype, "tiles": tuned.settings, "source": tuned.source,

@@ -26,6 +26,7 @@ from typing import Any, Callable
 
 from pgstudio import examples
 from pgstudio.analysis.build.gemm_shapes import GemmTiles, gemm_tiles
+from pgstudio.runtime.timing import batch_for, estimate_ms, time_interleaved
 
 #: (M, N, K): squares, transformer shapes, small M, ragged.
 SUITE: tuple[tuple[int, int, int], ...] = (
@@ -51,73 +52,10 @@ def candidates(m: int, n: int, k: int, dtype: str, sms: int = 132) -> list[tuple
     return [(t, build(t)) for t in gemm_tiles(m, n, k, dtype, sms)]
 
 
-def _time_all(variants: list[tuple[str, Callable[[], None]]], rounds: int, warmup: int = 3,
-              per_graph: int = 0) -> dict[str, list[float]]:
-    """Milliseconds per launch of every variant, interleaved: each round times every variant once
-    between two CUDA events, rotating the order, after an untimed lead launch.
-
-    ``per_graph`` > 0: each variant's launches are first captured, ``per_graph`` back to back, in a
-    CUDA graph (on a stream of their own), and a round replays each graph: the GPU then runs the
-    kernels back to back whatever the host's launch cost (Python, cuBLAS's and Triton's launchers
-    differ), which is what a short kernel's time must not include.  If a variant cannot be
-    captured, every variant is timed by plain launches (``_time_all.fallback`` says why)."""
-    import cupy as cp
-    _time_all.fallback = ""
-    for _, fn in variants:
-        for _ in range(warmup):
-            fn()
-    cp.cuda.get_current_stream().synchronize()
-    stream, reps, runs = cp.cuda.get_current_stream(), 1, variants
-    if per_graph:
-        try:
-            stream = cp.cuda.Stream(non_blocking=True)
-            graphs = []
-            with stream:
-                for name, fn in variants:
-                    stream.begin_capture(mode=cp.cuda.runtime.streamCaptureModeRelaxed)
-                    for _ in range(per_graph):
-                        fn()
-                    graphs.append((name, stream.end_capture()))
-            runs = [(name, (lambda g=g: g.launch(stream))) for name, g in graphs]
-            reps = per_graph
-        except Exception as exc:  # noqa: BLE001 - timed without graphs, and said so
-            _time_all.fallback = f"no CUDA graphs ({type(exc).__name__}: {str(exc)[:120]}): plain launches"
-            stream, runs = cp.cuda.get_current_stream(), variants
-    times: dict[str, list[float]] = {name: [] for name, _ in runs}
-    with stream:
-        for r in range(rounds):
-            k = r % len(runs)
-            order = runs[k:] + runs[:k]
-            order[-1][1]()  # untimed lead: the GPU is busy while the timed launches are queued
-            events = []
-            for name, fn in order:
-                s, e = cp.cuda.Event(), cp.cuda.Event()
-                s.record(stream)
-                fn()
-                e.record(stream)
-                events.append((name, s, e))
-            events[-1][2].synchronize()
-            for name, s, e in events:
-                times[name].append(cp.cuda.get_elapsed_time(s, e) / reps)
-    return times
-
-
-def estimate_ms(fn: Callable[[], None], launches: int = 5) -> float:
-    """Milliseconds per launch of ``fn``, roughly: ``launches`` back to back between two events."""
-    import cupy as cp
-    fn()
-    s, e = cp.cuda.Event(), cp.cuda.Event()
-    s.record()
-    for _ in range(launches):
-        fn()
-    e.record()
-    e.synchronize()
-    return cp.cuda.get_elapsed_time(s, e) / launches
-
-
-def launches_per_graph(ms: float) -> int:
-    """Launches captured per graph so that one replay runs about a millisecond (1 for long kernels)."""
-    return max(1, min(32, round(1.0 / max(ms, 1e-3))))
+def timing_words(batch: int) -> str:
+    """How the rows were timed, for the record."""
+    return (f"{batch} launch(es) back to back per timed batch, queued behind a GPU hold "
+            "(pgstudio.runtime.timing); the same for every variant")
 
 
 def rel_error(got32, want) -> tuple[float, int]:
@@ -169,9 +107,9 @@ def run_item(m: int, n: int, k: int, dtype: str, *, rounds: int = 20, seed: int 
         picked = _triton_peer(data, want, tol, out)
         if picked is not None:
             variants.append(("Triton", picked))
-    est = estimate_ms(variants[0][1])
-    times = _time_all(variants, rounds, per_graph=launches_per_graph(est))
-    out["timing"] = _time_all.fallback or f"CUDA graphs of {launches_per_graph(est)} launch(es) per variant"
+    batch = batch_for(estimate_ms(variants[0][1]))
+    times = time_interleaved(variants, rounds, batch=batch)
+    out["timing"] = timing_words(batch)
     la.check_watchdog()
     flops = 2.0 * m * n * k
     for name, ts in times.items():
@@ -211,7 +149,7 @@ def _triton_peer(data, want, tol: float, out: dict) -> Callable[[], None] | None
         ok.append((cfg.label, call))
     if not ok:
         return None
-    times = _time_all(ok, rounds=5, warmup=2)
+    times = time_interleaved(ok, rounds=5, warmup=2, batch=batch_for(estimate_ms(ok[0][1])))
     best = min(ok, key=lambda x: statistics.median(times[x[0]]))
     out["triton_config"] = best[0]
     out["triton_search"] = {name: statistics.median(ts) for name, ts in times.items()}

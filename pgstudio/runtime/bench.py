@@ -33,6 +33,7 @@ from .executor import get_executor
 from .isolated import on_gpu
 from .progress import Progress
 from .run import BUDGET_MS, Launcher, Workload, emit_cached
+from .timing import batch_for, estimate_ms, time_interleaved
 
 _UFUNCS = {ast.Add: "add", ast.Sub: "subtract", ast.Mult: "multiply", ast.Div: "divide"}
 
@@ -165,36 +166,23 @@ def kernel_variant(design: Design, work: Workload, label: str, what: str, *, val
 
 def interleave(variants: list[Variant], *, rounds: int = 30, warmup: int = 3, progress: bool = True,
                on_progress: Callable[[int, int, str], None] | None = None) -> None:
-    """Time every variant once per round, round after round (each launch between two CUDA events);
-    fills ``Variant.times`` and checks the generated kernels' watchdogs afterwards.
+    """Time every variant once per round, round after round; fills ``Variant.times`` (ms per
+    launch) and checks the generated kernels' watchdogs afterwards.
 
-    Each round starts with one untimed launch, so the GPU is busy while the timed launches are
-    queued (otherwise the first timed launch of a round would include the host's launch latency),
-    and the order rotates, so no variant is always first.
+    ``runtime.timing`` times each variant as a batch of back-to-back launches queued behind a
+    GPU hold, so a short kernel's time is the GPU's and not the host's launch cost (the same
+    rule for the design, its twin, CuPy's kernels and the device copy); the order rotates, so
+    no variant is always first.
     """
-    cp = cupy()
     bar = Progress(rounds * len(variants), "benchmark", "launch", enabled=progress, on_update=on_progress)
-    for v in variants:
-        for _ in range(warmup):
-            v.launch()
     try:
-        for r in range(rounds):
-            k = r % len(variants)
-            order = variants[k:] + variants[:k]
-            order[-1].launch()  # untimed lead
-            events = []
-            for v in order:
-                s, e = cp.cuda.Event(), cp.cuda.Event()
-                s.record()
-                v.launch()
-                e.record()
-                events.append((v, s, e))
-            events[-1][2].synchronize()
-            for v, s, e in events:
-                v.times.append(cp.cuda.get_elapsed_time(s, e))
-                bar.update(1, v.name)
+        batch = batch_for(estimate_ms(variants[0].launch))
+        times = time_interleaved([(str(i), v.launch) for i, v in enumerate(variants)], rounds, warmup=warmup,
+                                 batch=batch, on_launch=lambda i: bar.update(1, variants[int(i)].name))
     finally:
         bar.close()
+    for i, v in enumerate(variants):
+        v.times.extend(times[str(i)])
     for v in variants:
         if v.launcher is not None:
             v.launcher.check_watchdog()

@@ -33,6 +33,7 @@ from ..model.resource import Memory
 from ..model.ungroup import ungrouped
 from ._cupy import cupy, require_gpu
 from .tensormap import TmaDesc, encode_2d
+from .timing import batch_for, estimate_ms, time_interleaved
 
 #: Largest error of an output relative to the largest reference magnitude, by dtype: fp32
 #: accumulation then one rounding to the output type, with margin for K-long sums.
@@ -313,21 +314,6 @@ class GemmResult:
         return 2.0 * self.m * self.n * self.k / (self.ms * 1e-3) / 1e12 if self.ms else float("nan")
 
 
-def _time(fn, reps: int, warmup: int) -> list[float]:
-    cp = cupy()
-    for _ in range(warmup):
-        fn()
-    out = []
-    for _ in range(reps):
-        s, e = cp.cuda.Event(), cp.cuda.Event()
-        s.record()
-        fn()
-        e.record()
-        e.synchronize()
-        out.append(cp.cuda.get_elapsed_time(s, e))
-    return out
-
-
 def run_gemm(design: Design, m: int | None = None, n: int | None = None, k: int | None = None, *,
              seed: int | None = None, b_major: str | None = None, timing: bool = False,
              reps: int = 10, warmup: int = 2, budget_ms: float = BUDGET_MS) -> GemmResult:
@@ -342,7 +328,10 @@ def run_gemm(design: Design, m: int | None = None, n: int | None = None, k: int 
     res = GemmResult(design.name, m, n, k, data.dtype, errs)
     if timing:
         args = launcher.args(data)
-        res.ms = statistics.median(_time(lambda: launcher.launch(data, args), reps, warmup))
+        def launch() -> None:
+            launcher.launch(data, args)
+        res.ms = statistics.median(time_interleaved([("design", launch)], reps, warmup=warmup,
+                                                    batch=batch_for(estimate_ms(launch)))["design"])
         launcher.check_watchdog()
     return res
 
@@ -442,13 +431,8 @@ def benchmark_gemm(design: Design, m: int | None = None, n: int | None = None, k
         if not err <= TOLERANCE[data.dtype]:
             raise AssertionError(f"cuBLAS baseline disagrees with the float32 reference: {err:.3g}")
         variants.append((label, lib, None))
-    times: dict[str, list[float]] = {v[0]: [] for v in variants}
-    for _, fn, _la in variants:
-        for _ in range(warmup):
-            fn()
-    for _ in range(rounds):
-        for name, fn, _la in variants:
-            times[name].extend(_time(fn, 1, 0))
+    named = [(name, fn) for name, fn, _ in variants]
+    times = time_interleaved(named, rounds, warmup=warmup, batch=batch_for(estimate_ms(named[0][1])))
     for _, _, la in variants:
         if la is not None:
             la.check_watchdog()

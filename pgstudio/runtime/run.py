@@ -27,6 +27,7 @@ from .reference import inputs as input_names
 from .reference import outputs as output_names
 from .reference import reference
 from .verify import Check, VerificationError, compare
+from .timing import batch_for, estimate_ms, time_interleaved
 from .watchdog import raise_if_hung
 
 #: Default watchdog budget per wait (a healthy wait takes microseconds).
@@ -186,20 +187,16 @@ class Launcher:
         return work.check(self.src.entry)
 
     def time(self, work: Workload, warmup: int = 3, repeats: int = 20) -> list[float]:
-        """Milliseconds of ``repeats`` launches (after ``warmup``), each between two CUDA events."""
-        cp = cupy()
+        """Milliseconds per launch over ``repeats`` timed batches (after ``warmup`` launches), each
+        batch back to back behind a GPU hold (``runtime.timing``)."""
         args = self.args(work)
         self.reset()
-        for _ in range(warmup):
+
+        def launch() -> None:
             self.launch(work, args)
-        events = [(cp.cuda.Event(), cp.cuda.Event()) for _ in range(repeats)]
-        for start, end in events:
-            start.record()
-            self.launch(work, args)
-            end.record()
-        events[-1][1].synchronize()
+        times = time_interleaved([("kernel", launch)], repeats, warmup=warmup, batch=batch_for(estimate_ms(launch)))
         self.check_watchdog()
-        return [cp.cuda.get_elapsed_time(s, e) for s, e in events]
+        return times["kernel"]
 
 
 @dataclass(frozen=True)

@@ -157,6 +157,7 @@ def tune_gemm(family: str, build: Callable[[Any], Design], tiles: Sequence[Any],
     from ..errors import PgStudioError
     from ._cupy import cupy
     from .gemm_run import GemmData, GemmLauncher, verify
+    from .timing import batch_for, estimate_ms, time_interleaved
     device = device_kind()
     key = f"gemm/{family}/{data.m}x{data.n}x{data.k}/{data.dtype}"
     hit = cached(device, key)
@@ -166,7 +167,7 @@ def tune_gemm(family: str, build: Callable[[Any], Design], tiles: Sequence[Any],
     if not search:
         t = tiles[0]
         return Tuned(build(t), t.label, "model's first choice, not measured"), []
-    cp = cupy()
+    cupy()  # GpuUnavailable before any work when no GPU is usable
     records: list[dict] = []
     runs: list[tuple[Any, Callable[[], None], list[float]]] = []
     for t in tiles:
@@ -188,17 +189,10 @@ def tune_gemm(family: str, build: Callable[[Any], Design], tiles: Sequence[Any],
     if not runs:
         raise PgStudioError(f"tuning {family} at {data.m}x{data.n}x{data.k} {data.dtype}: no candidate verified: "
                             + "; ".join(f"{r['tiles']}: {r.get('message', '')}" for r in records))
-    for _, fn, _ in runs:
-        for _ in range(warmup):
-            fn()
-    for r in range(rounds):
-        for _, fn, times in runs[r % len(runs):] + runs[:r % len(runs)]:
-            s, e = cp.cuda.Event(), cp.cuda.Event()
-            s.record()
-            fn()
-            e.record()
-            e.synchronize()
-            times.append(cp.cuda.get_elapsed_time(s, e))
+    named = [(str(i), fn) for i, (_, fn, _) in enumerate(runs)]
+    measured = time_interleaved(named, rounds, warmup=warmup, batch=batch_for(estimate_ms(named[0][1])))
+    for i, (_, _, times) in enumerate(runs):
+        times.extend(measured[str(i)])
     flops = 2.0 * data.m * data.n * data.k
     for t, _, times in runs:
         rec = next(r for r in records if r["tiles"] == t.label)
