@@ -5,7 +5,6 @@ thread, stage or element.  Times are compared between two sizes, never against a
 from __future__ import annotations
 
 import importlib.util
-import time
 import tracemalloc
 from pathlib import Path
 
@@ -17,23 +16,22 @@ from pgstudio.model.task import Task
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "analyze.py"
 
 
-def _unrolled(steps: int):
-    """benchmarks/analyze.py's long-schedule design (one builder for the benchmark and this test)."""
+def _bench():
+    """benchmarks/analyze.py: its long-schedule design and its CPU-time measure serve this test too."""
     spec = importlib.util.spec_from_file_location("bench_analyze", BENCH)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return module.unrolled(steps)
+    return module
+
+
+def _unrolled(steps: int):
+    return _bench().unrolled(steps)
 
 
 def _best_cpu_seconds(fn, repeat: int = 5) -> float:
-    """The least CPU time of ``repeat`` calls: CPU time, not wall time, so other processes on a
-    loaded machine (a second test run, say) do not count; the least, so a cold cache does not."""
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.process_time()
-        fn()
-        best = min(best, time.process_time() - t0)
-    return best
+    """The least CPU time of ``repeat`` calls (CPU time, so a loaded machine does not count; the
+    least, so a cold cache does not)."""
+    return _bench()._best(fn, repeat)
 
 
 def test_validation_grows_linearly_with_schedule_steps():
