@@ -15,6 +15,7 @@ from pgstudio import (Agent, CooperativeGroup, DesignError, GmemTensor, MemoryRe
                       PipelineGroupMode, ScheduleError, Task, create_tma_async_pipeline_cfg)
 from pgstudio.analysis.rules import RULES
 from pgstudio.render.display import report_html
+from reported import assert_reported
 from pgstudio import examples
 from pgstudio.model import CapturedSchedule, Compute, Loop, Step
 
@@ -238,14 +239,7 @@ def test_rule(case_id, base, mutate, code, phrases):
     good = base()
     good_report = good.validate()
     assert good_report.ok and code not in good_report.codes(), str(good_report)
-    bad = mutate(good)
-    report = bad.validate()
-    hits = [d for d in report.errors if d.code == code]
-    assert hits, f"{code} not reported:\n{report}"
-    text = "\n".join(f"{d.message} (fix: {d.hint})" for d in hits)
-    for phrase in phrases:
-        assert phrase in text, f"{phrase!r} not in:\n{text}"
-    assert all(d.hint and d.where for d in hits), hits
+    assert_reported(mutate(good), code, phrases)
 
 
 def _emitted_codes():

@@ -6,11 +6,11 @@ text modulo timings and addresses), so stale outputs fail here and `make noteboo
 from __future__ import annotations
 
 import functools
-import importlib.util
 import re
 from pathlib import Path
 
 import pytest
+from nbbuild import builder
 
 nbformat = pytest.importorskip("nbformat")
 pytest.importorskip("nbclient")
@@ -22,14 +22,6 @@ EXPECTED = ["00_studio", "01_barrier_basics", "02_merge", "03_fork", "04_fused_m
             "06_compile_and_benchmark", "07_mistakes"]
 #: Size limits of committed notebooks (figures are SVG with text kept as text).
 MAX_KIB, MAX_TOTAL_KIB = 600, 2048
-
-
-@functools.lru_cache(maxsize=1)
-def builder():
-    spec = importlib.util.spec_from_file_location("notebooks_build", NOTEBOOKS / "_build.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @functools.lru_cache(maxsize=None)

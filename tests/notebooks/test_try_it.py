@@ -4,12 +4,11 @@ studio, a click -- gives those numbers."""
 
 from __future__ import annotations
 
-import functools
-import importlib.util
 import re
 from pathlib import Path
 
 import pytest
+from nbbuild import builder
 
 from pgstudio import examples
 from pgstudio.analysis.layout import barrier_layout
@@ -20,14 +19,6 @@ pytest.importorskip("ipywidgets")
 from pgstudio.studio import Studio  # noqa: E402
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
-
-
-@functools.lru_cache(maxsize=1)
-def builder():
-    spec = importlib.util.spec_from_file_location("notebooks_build_try", NOTEBOOKS / "_build.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _all_try_its():
