@@ -113,16 +113,31 @@ def studio_flow(page, shot: Path) -> None:
     page.wait_for_function("el => el._fullLayout.xaxis.range[1] - el._fullLayout.xaxis.range[0] < "
                            f"{(before[1] - before[0]) * 0.6}", arg=plot.element_handle(), timeout=10_000)
     snap("6-zoom")
-    plot.dblclick(position={"x": box["width"] * 0.5, "y": box["height"] * 0.5})  # reset the zoom
-    # ready when the axis spans what it spanned before the zoom (Plotly's relayout has landed)
-    page.wait_for_function("([el, width]) => Math.abs(el._fullLayout.xaxis.range[1] - el._fullLayout.xaxis.range[0] - width)"
-                           " < 0.01 * width", arg=[plot.element_handle(), before[1] - before[0]], timeout=10_000)
+    reset_zoom(page, plot, box)
     page.mouse.click(*wide_bar_centre())
     details = page.locator(".pg-pane-timeline .pg-details")
     expect(details).to_contain_text("schedule of task", timeout=15_000)
     expect(details).to_contain_text("generated CUDA, line")
     expect(details.locator("mark").first).to_be_visible()
     page.screenshot(path=str(shot), full_page=True)
+
+
+def reset_zoom(page, plot, box, attempts: int = 3) -> None:
+    """Double-click resets the zoom; ready when the x axis spans well beyond the zoomed range
+    (Plotly's relayout has landed).  On a loaded machine two clicks can arrive too far apart to
+    count as a double-click, so an unanswered one is tried again; each wait is bounded."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    zoomed = plot.evaluate("el => el._fullLayout.xaxis.range[1] - el._fullLayout.xaxis.range[0]")
+    for attempt in range(attempts):
+        plot.dblclick(position={"x": box["width"] * 0.5, "y": box["height"] * 0.5})
+        try:
+            page.wait_for_function("([el, w]) => el._fullLayout.xaxis.range[1] - el._fullLayout.xaxis.range[0] > 1.5 * w",
+                                   arg=[plot.element_handle(), zoomed], timeout=10_000)
+            return
+        except PlaywrightTimeout:
+            if attempt == attempts - 1:
+                raise
 
 
 def _index(select, name: str) -> int:
