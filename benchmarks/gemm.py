@@ -63,11 +63,13 @@ def main(argv=None) -> int:
     ap.add_argument("--table", action="store_true", help="print the suite table of --results and stop")
     ap.add_argument("--profile", metavar="MxNxK", help="verify, then launch 3 times the tuned merge_gemm of one shape "
                     "(first --dtypes entry; tiles from the tuning cache or the model) -- to run under ncu")
+    ap.add_argument("--tiles", metavar="KEY", help="with --profile: this tile choice (e.g. 128x256x64/s3/k4), "
+                    "not the tuned one")
     args = ap.parse_args(argv)
     if args.profile:
         import gemm_suite
         m, n, k = (int(x) for x in args.profile.lower().split("x"))
-        print(gemm_suite.profile(m, n, k, args.dtypes[0]))
+        print(gemm_suite.profile(m, n, k, args.dtypes[0], tiles=args.tiles))
         return 0
     if not args.suite and not args.table:
         return designs_table(args)

@@ -46,7 +46,7 @@ PLAUSIBLE_TFLOPS = 2500.0
 def builder(m: int, n: int, k: int, dtype: str) -> Callable[[GemmTiles], Any]:
     """The merge_gemm design of an M x N x K problem at a tile choice."""
     return lambda t: examples.merge_gemm(m, n, k, num_stages=t.stages, bm=t.bm, bn=t.bn, bk=t.bk, dtype=dtype,
-                                         split_k=t.split_k)
+                                         split_k=t.split_k, cluster=t.cluster)
 
 
 def candidates(m: int, n: int, k: int, dtype: str, sms: int = 132) -> list[tuple[GemmTiles, Any]]:
@@ -70,7 +70,19 @@ def rel_error(got32, want) -> tuple[float, int]:
 
 def run_item(m: int, n: int, k: int, dtype: str, *, rounds: int = 20, seed: int | None = None,
              triton: bool = True) -> dict:
-    """One shape and dtype: tune, verify, time (module docstring); a plain record."""
+    """One shape and dtype: tune, verify, time (module docstring); a plain record.
+
+    Everything runs on one explicit (non-default) CuPy stream: Triton launches on the stream
+    PyTorch calls current, and an ``ExternalStream`` of the legacy default stream (handle 0) is
+    ambiguous to it, so the Triton kernels ran outside the timed events (its rows timed ~0 ms and
+    read back half-written results).  A real handle names one stream for CuPy, cuBLAS, pgstudio's
+    launcher and Triton alike."""
+    import cupy as cp
+    with cp.cuda.Stream(non_blocking=True):
+        return _run_item(m, n, k, dtype, rounds=rounds, seed=seed, triton=triton)
+
+
+def _run_item(m: int, n: int, k: int, dtype: str, *, rounds: int, seed: int | None, triton: bool) -> dict:
     import cupy as cp
 
     from pgstudio.codegen.gemm import emit_gemm
@@ -159,18 +171,23 @@ def _triton_peer(data, want, tol: float, out: dict) -> Callable[[], None] | None
     return best[1]
 
 
-def profile(m: int, n: int, k: int, dtype: str, launches: int = 3) -> str:
-    """Verify the tuned merge_gemm of one problem, then launch it ``launches`` times (for ncu)."""
+def profile(m: int, n: int, k: int, dtype: str, launches: int = 3, tiles: str | None = None) -> str:
+    """Verify the tuned merge_gemm of one problem (or the one of ``tiles``, a ``GemmTiles.key``),
+    then launch it ``launches`` times (for ncu)."""
     import cupy as cp
 
     from pgstudio.codegen.gemm import emit_gemm
     from pgstudio.runtime._cupy import sm_count
     from pgstudio.runtime.gemm_run import GemmData, GemmLauncher, verify
-    from pgstudio.runtime.tuning import tune_gemm
-    tiles = gemm_tiles(m, n, k, dtype, sm_count())
+    from pgstudio.runtime.tuning import Tuned, tune_gemm
+    choices = gemm_tiles(m, n, k, dtype, sm_count())
     build = builder(m, n, k, dtype)
-    data = GemmData.make(emit_gemm(build(tiles[0])), m, n, k)
-    tuned, _ = tune_gemm("merge_gemm", build, tiles, data, search=False)
+    data = GemmData.make(emit_gemm(build(choices[0])), m, n, k)
+    if tiles is not None:
+        pick = GemmTiles.from_key(tiles)
+        tuned = Tuned(build(pick), pick.label, "given")
+    else:
+        tuned, _ = tune_gemm("merge_gemm", build, choices, data, search=False)
     src = emit_gemm(tuned.design)
     la = GemmLauncher(src)
     data.encode(src)

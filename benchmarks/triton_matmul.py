@@ -108,13 +108,20 @@ def matmul_call(a, b, c, cfg: Config) -> Callable[[], Any]:
 
 
 def on_cupy_stream(call: Callable[[], Any]) -> Callable[[], Any]:
-    """``call`` launching on CuPy's current stream (Triton launches on PyTorch's), so a CUDA-graph
-    capture on a CuPy stream holds it and events on that stream time it."""
+    """``call`` launching on CuPy's current stream (Triton launches on PyTorch's), so events on
+    that stream time it.  The current stream must be a created one: PyTorch does not take the
+    legacy default stream's handle 0 as CuPy's null stream, and a launch there escapes the events."""
     import cupy as cp
     import torch
+    made: dict[int, Any] = {}
 
     def launch():
-        with torch.cuda.stream(torch.cuda.ExternalStream(cp.cuda.get_current_stream().ptr)):
+        ptr = cp.cuda.get_current_stream().ptr
+        if ptr == 0:
+            raise RuntimeError("the Triton peer needs a non-default CuPy stream (use 'with cupy.cuda.Stream():')")
+        if ptr not in made:
+            made[ptr] = torch.cuda.ExternalStream(ptr)
+        with torch.cuda.stream(made[ptr]):
             call()
     return launch
 

@@ -409,7 +409,8 @@ def _b_major(b_major: str | None, dtype: str) -> str:
 
 def merge_gemm(m: int = 4096, n: int = 4096, k: int = 4096, num_stages: int = 3, bm: int = 128, bn: int | None = None,
                bk: int = 64, dtype: str = "float16", mode: PipelineGroupMode = PipelineGroupMode.Merge,
-               b_producer: str = "tma", *, b_major: str | None = None, split_k: int = 1) -> Design:
+               b_producer: str = "tma", *, b_major: str | None = None, split_k: int = 1,
+               cluster: tuple[int, int] = (1, 1)) -> Design:
     """D = A @ B (the seed's Merge): LoadA, LoadB -> MMA (releases the group once) -> epilogue.
 
     Warp layout (sized for the H200's tensor cores): warpgroup 0 holds load_a (warp 0), load_b
@@ -424,6 +425,8 @@ def merge_gemm(m: int = 4096, n: int = 4096, k: int = 4096, num_stages: int = 3,
     ``b_major`` (problem key): "mn" stores B K x N, "k" N x K (default: "k" for float32 operands,
     which run on the tf32 tensor cores, else "mn").  ``split_k`` > 1 cuts each output tile's K
     range into that many work units (problem key ``SPLIT_K``; for few output tiles, e.g. small M).
+    ``cluster`` = (1, 2) pairs the blocks along N so each pair shares its A tile, half loaded by
+    each block for both (TMA multicast; problem keys ``CLUSTER_M``, ``CLUSTER_N``); (2, 1) shares B.
     """
     if b_producer not in ("tma", "async"):
         raise DesignError(f"b_producer is {b_producer!r}, expected 'tma' or 'async'", code="examples.b_producer")
@@ -448,7 +451,8 @@ def merge_gemm(m: int = 4096, n: int = 4096, k: int = 4096, num_stages: int = 3,
         ("_async_b" if b_producer == "async" else "")
     return Design(name, [gmem_a, gmem_b, smem_a, smem_b, tmem_c, gmem_d],
                   {smem_a: [gmem_a], smem_b: [gmem_b], tmem_c: [smem_a, smem_b], gmem_d: [tmem_c]}, [ab], tasks,
-                  gemm_problem(m, n, k, bm, bn, bk, dtype, b_major=_b_major(b_major, dtype), split_k=split_k))
+                  gemm_problem(m, n, k, bm, bn, bk, dtype, b_major=_b_major(b_major, dtype), split_k=split_k,
+                               cluster=cluster))
 
 
 def fused_merge_gemm(m: int = 4096, n: int = 4096, k: int = 4096, num_stages: int = 3, bm: int = 128, bn: int = 256,

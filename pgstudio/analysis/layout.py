@@ -247,8 +247,10 @@ def _check_slot_count(sets: Sequence[BarrierSet]) -> None:
 # them (accumulator staging, the sm_100a tensor-memory extras, alignment slack), then the
 # barriers.  The figure users see and the capacity rule both read this one computation.
 
-#: Accumulator staging rows are padded by 16 bytes against shared-memory bank conflicts.
+#: float32 accumulator staging rows are padded by 16 bytes against shared-memory bank conflicts;
+#: 16-bit staging is swizzled in panels of this many bytes instead (``Staging``).
 STAGING_PAD = 16
+SWIZZLE_PANEL = 128
 #: A kernel whose 128-byte-swizzled tiles need a 1024-byte-aligned base requests this much slack
 #: and aligns the base by hand when it fits; otherwise it relies on ``__align__(1024)``.
 ALIGN_SLACK = DATA_ALIGN
@@ -283,17 +285,40 @@ class Staging:
     sm_90a has no tensor memory: the accumulator lives in the MMA warpgroups' registers and
     these buffers are its stages, which the epilogue drains.  On sm_100a the MMA task copies
     tensor memory here with ``tcgen05.ld``.  ``dtype`` is float32, or the operands' 16-bit type
-    when float32 staging does not fit."""
+    when float32 staging does not fit (or when every output is the accumulator itself, in that
+    type).
+
+    A 16-bit staging buffer is laid out like a TMA tile: ``panel``-byte (128 B) swizzled panels of
+    64 columns, one after the other, so the MMA threads write it without bank conflicts and the
+    TMA engine can store it to global memory as it is.  A float32 one is plain rows, each padded
+    by ``STAGING_PAD`` bytes against bank conflicts (``panel`` 0)."""
 
     resource: str
     offset: int
     rows: int
-    pitch: int  # bytes per row, padded by STAGING_PAD
+    pitch: int  # bytes per row: of a panel when swizzled, else the padded row
     dtype: str
     stages: int
+    cols: int = 0
+    panel: int = 0  # swizzled panel width in bytes; 0: padded rows
+
+    @property
+    def swizzled(self) -> bool:
+        return self.panel > 0
+
+    @property
+    def panel_cols(self) -> int:
+        return self.panel // DTYPE_BYTES[self.dtype] if self.panel else self.cols
+
+    @property
+    def panel_stride(self) -> int:
+        """Bytes from one panel to the next (a swizzled buffer)."""
+        return self.rows * self.panel
 
     @property
     def stage_bytes(self) -> int:
+        if self.panel:
+            return self.rows * self.cols * DTYPE_BYTES[self.dtype]
         return self.rows * self.pitch
 
     @property
@@ -396,6 +421,16 @@ def accumulator_shape(design: Design, acc: Resource) -> tuple[int, int] | None:
     return None
 
 
+def copied_out(design: Design, acc: Resource, dtype: str) -> bool:
+    """True when every global tensor computed from ``acc`` is ``acc`` itself in ``dtype`` (a plain
+    ``store`` of it and nothing else): staging in that type loses nothing, and the TMA engine can
+    store the staging buffer as it is."""
+    outs = [r for r in design.resources if r.memory is Memory.GMEM and acc.name in design.deps(r.name)]
+    return bool(outs) and all(
+        r.compute.op == "store" and list(design.deps(r.name)) == [acc.name] and r.dtype == dtype
+        and (r.compute.expr or acc.name).strip() == acc.name for r in outs)
+
+
 def _operand_dtype(design: Design, acc: Resource) -> str:
     deps = [d for d in design.deps(acc.name) if design.has_resource(d)]
     dt = design.resource(deps[0]).dtype if deps else "float32"
@@ -452,15 +487,24 @@ def smem_layout(design: Design, capacity: int | None = None, *, arch: str | None
     extra = sum(TMEM_SLOT_BYTES + MMA_DONE_BYTES * a.pipeline_config.num_stages for a, _ in accs) \
         if arch == "sm_100a" else 0
     narrow = _operand_dtype(design, accs[0][0])
-    choices = [staging_dtype] if staging_dtype else list(dict.fromkeys(("float32", narrow)))
+    # the narrow type first when the outputs are the accumulator itself (but not for split-K, whose
+    # partial sums stay float32 until they are added)
+    split = design.problem_dict.get("SPLIT_K", 1)
+    plain = split in (None, 1) and all(copied_out(design, a, narrow) for a, _ in accs)
+    first = (narrow, "float32") if plain else ("float32", narrow)
+    choices = [staging_dtype] if staging_dtype else list(dict.fromkeys(first))
 
     def build(dt: str, slack: int) -> SmemLayout:
         staging, at = [], _align(data, DATA_ALIGN)
         for a, (rows, cols) in accs:
-            st = Staging(a.name, at, rows, cols * DTYPE_BYTES.get(dt, 4) + STAGING_PAD, dt, a.pipeline_config.num_stages)
+            esz = DTYPE_BYTES.get(dt, 4)
+            if esz == 2 and (cols * esz) % SWIZZLE_PANEL == 0 and rows % 8 == 0:
+                st = Staging(a.name, at, rows, SWIZZLE_PANEL, dt, a.pipeline_config.num_stages, cols, SWIZZLE_PANEL)
+            else:
+                st = Staging(a.name, at, rows, cols * esz + STAGING_PAD, dt, a.pipeline_config.num_stages, cols)
             staging.append(st)
             at += st.num_bytes
         return SmemLayout(tuple(buffers), data, _align(at, 16), nbar, cap, tmem, tuple(staging), extra, slack, arch)
 
     tries = [build(dt, slack) for slack in (ALIGN_SLACK, 0) for dt in choices]
-    return next((t for t in tries if t.fits), tries[-1])
+    return next((t for t in tries if t.fits), min(tries, key=lambda t: t.total_bytes))

@@ -39,6 +39,29 @@ from .gemm_store import COUNTERS, SPLIT_K_HELPERS, WORKSPACE, StoreSteps, c_type
 from .source import KernelParam, KernelSource
 from .swizzle import unit_addr
 
+#: What a kernel of a cluster of blocks needs beside the prelude: its rank, a cluster-wide barrier,
+#: the peer's address of a shared-memory word, a release arrive that reaches the peer, and the TMA
+#: load that lands in every block of a mask (the same offset, each block's own mbarrier).
+CLUSTER_HELPERS = r"""
+__device__ __forceinline__ u32 cluster_rank() { u32 r; asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r)); return r; }
+__device__ __forceinline__ void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release;\n\tbarrier.cluster.wait.acquire;" ::: "memory");
+}
+__device__ __forceinline__ u32 peer_addr(u32 addr, u32 rank) {
+  u32 r; asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(addr), "r"(rank)); return r;
+}
+// The default .release.cta arrive: what it orders is this block's finished MMA reads of the stage
+// before the peer's TMA overwrites it.  (A .release.cluster arrive measured 3.3x slower: a
+// cluster-scope fence on every release.)
+__device__ __forceinline__ void pg_mbar_arrive_cluster(u32 addr) {
+  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" :: "r"(addr) : "memory");
+}
+__device__ __forceinline__ void tma_load_2d_mc(u32 dst, const TmaDesc* map, int c0, int c1, u32 bar, unsigned short mask) {
+  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+               " [%0], [%1, {%2, %3}], [%4], %5;" :: "r"(dst), "l"(map), "r"(c0), "r"(c1), "r"(bar), "h"(mask) : "memory");
+}
+"""
+
 #: Named barrier the MMA task syncs on before its elected thread signals (0 is __syncthreads).
 MMA_BAR_ID = 1
 
@@ -140,6 +163,11 @@ class _Task(StoreSteps):
         """An umma consumer's commit-arrives on the empty barrier of the stages its MMAs read."""
         return [a for a in rs.actions if a.after_mma and a.role is Role.EMPTY]
 
+    def tma_stores(self) -> list[str]:
+        """The outputs this task stores through the TMA engine (``GemmPlan.tma_stores``)."""
+        return [s.target for s in (self.t.schedule.steps() if self.t.schedule else ())
+                if s.op == "store" and s.target in self.p.tma_stores]
+
     # -- walking ---------------------------------------------------------------------------------
     def emit(self) -> None:
         t, c = self.t, self.c
@@ -163,6 +191,8 @@ class _Task(StoreSteps):
               f"float acc[{r}][{self.p.wg_cols // 2}];  // the emulated tensor-memory accumulator")
         self.walk(self.plan.nodes)
         c(f"{self.label}: ;")
+        if self.tma_stores():
+            c("if (tt == 0) bulk_wait_all();  // this task's TMA stores have reached global memory")
         if self.is_mma and self.sm90:
             c("wgmma_wait<0>();  // nothing may stay in flight past here")
 
@@ -176,8 +206,14 @@ class _Task(StoreSteps):
     def loop(self, n: ResolvedLoop) -> None:
         c = self.c
         if n.loop.stop == "num_tiles":
-            with c.block("for (tile = blockIdx.x; tile < num_tiles; tile += gridDim.x)"):
-                if self.split > 1:  # a work unit: split sk of output tile tile / SPLIT_K, its share of the k tiles
+            cm, cn = self.p.cluster
+            head = "for (tile = cl_id; tile < num_tiles; tile += cl_count)" if cm * cn > 1 else \
+                "for (tile = blockIdx.x; tile < num_tiles; tile += gridDim.x)"
+            with c.block(head):
+                if cm * cn > 1:  # a work unit is a cluster's CM x CN tiles; this block takes its own
+                    c("tile_coords(tile, tiles_m_c, tiles_n_c, mb, nb);",
+                      f"mb = mb * {cm}{' + cl_rank' if cm > 1 else ''}; nb = nb * {cn}{' + cl_rank' if cn > 1 else ''};")
+                elif self.split > 1:  # a work unit: split sk of output tile tile / SPLIT_K, its share of the k tiles
                     sp = self.split
                     c(f"sk = tile % {sp}; tile_coords(tile / {sp}, tiles_m, tiles_n, mb, nb);",
                       f"kt0 = sk * k_tiles_all / {sp}; unit_k_tiles = (sk + 1) * k_tiles_all / {sp} - kt0;")
@@ -215,8 +251,7 @@ class _Task(StoreSteps):
         with c.block("if (tt == 0)"):
             for cur, acts in self.deferred.items():
                 for a in acts:
-                    c(f"pg_mbar_arrive({self.addr(a, 'pend_' + self.v(cur))});  "
-                      f"// umma release of {self.plan.cursor(cur).owner}")
+                    self.release(a, f"// umma release of {self.plan.cursor(cur).owner}", "pend_" + self.v(cur))
 
     # -- steps -----------------------------------------------------------------------------------
     def step(self, rs: ResolvedStep) -> None:
@@ -251,6 +286,16 @@ class _Task(StoreSteps):
         for cur in rs.advances:
             self.advance(cur)
 
+    def release(self, a: BarrierAction, note: str, stage: str | None = None) -> None:
+        """One arrive on ``a``'s barrier; on a cluster's shared tile, on the peer block's too (its
+        TMA writes this block's stage, so it waits for this block's release)."""
+        if a.set in self.p.peer_sets:
+            addr = self.addr(a, stage)
+            self.c(f"pg_mbar_arrive_cluster({addr});  {note}",
+                   f"pg_mbar_arrive_cluster(peer_addr({addr}, (u32)cl_rank ^ 1u));  // ... and in the peer block")
+        else:
+            self.c(f"pg_mbar_arrive({self.addr(a, stage)});  {note}")
+
     def arrive(self, rs: ResolvedStep, a: BarrierAction) -> None:
         c = self.c
         if a.who is Who.ALL and a.role is Role.FULL:  # async producer: every thread arrives after its writes
@@ -263,10 +308,12 @@ class _Task(StoreSteps):
                 c("fence_proxy_async();  // generic-proxy stores -> async-proxy (tensor core / TMA) readers",
                   f"pg_mbar_arrive({self.addr(a)});")
         elif a.who is Who.ALL:
-            c(f"pg_mbar_arrive({self.addr(a)});  // async release: every thread arrives")
+            self.release(a, "// async release: every thread arrives")
         elif a.after_mma and a.role is Role.FULL:  # umma producer: the accumulator's results are in place
             if self.sm90:
                 self.stage_accumulator(a.cursor)
+                if self.p.tma_stores:
+                    c("fence_proxy_async();  // the staging writes -> the TMA engine that stores them")
                 c("__threadfence_block();", f"named_bar_sync({MMA_BAR_ID}, {self.nt});",
                   f"if (tt == 0) pg_mbar_arrive({self.addr(a)});  // umma commit: results in place")
             else:
@@ -277,6 +324,9 @@ class _Task(StoreSteps):
                 c(f"pend_{v} = s_{v};  // released after wgmma.wait_group retires it (next k step)")
             else:
                 c(f"if (tt == 0) umma_commit({self.addr(a)});  // umma release: arrives once the MMAs read it")
+        elif a.set in self.p.peer_sets:
+            with c.block("if (tt == 0)"):
+                self.release(a, "// one elected arrive")
         else:
             c(f"if (tt == 0) pg_mbar_arrive({self.addr(a)});  // one elected arrive")
 
@@ -294,6 +344,16 @@ class _Task(StoreSteps):
         row0, col0 = self.coords(tile.space, repr(s.target))
         dst = f"(base + {tile.offset}u + (u32)s_{self.v(rs.cursor)} * {tile.stage_bytes}u)"
         copies = [a for a in rs.actions if a.verb is Verb.COMPLETE_TX]
+        if copies and s.target == p.multicast:  # a cluster's shared tile: this block's half, to both blocks
+            half = tile.rows // 2
+            tm = p.tensor_map_for[(tile.source, half, tile.panel_cols)].param
+            with c.block("if (tt == 0)"):
+                c(f"// TMA multicast: rows [{half} * cl_rank, +{half}) of every panel land in both blocks of the "
+                  "cluster and complete_tx on each block's own full barrier")
+                for q in range(tile.panels):
+                    c(f"tma_load_2d_mc({dst} + {q * tile.panel_stride}u + (u32)cl_rank * {half * tile.panel}u, &{tm}, "
+                      f"{col0} + {q * tile.panel_cols}, {row0} + cl_rank * {half}, {self.addr(copies[0])}, 0x3);")
+            return
         if copies:  # the copy engine lands the tile's bytes on the full barrier, one box per panel
             tm = p.tensor_map_for[(tile.source, tile.rows, tile.panel_cols)].param
             with c.block("if (tt == 0)"):
@@ -399,6 +459,10 @@ class _Task(StoreSteps):
                     c("const float v0 = acc[r][4 * q + 2 * h], v1 = acc[r][4 * q + 2 * h + 1];")
                     if st.dtype == "float32":
                         c(f"st_shared_f2(stg + (u32)(row0 + 8 * h) * {st.pitch}u + (u32)col * 4u, v0, v1);")
+                    elif st.swizzled:  # a TMA-layout panel: the swizzle spreads the 8 rows over all banks
+                        c("const int row = row0 + 8 * h;", "const u32 bcol = (u32)col * 2u;",
+                          f"st_shared_u32({unit_addr('stg', st.panel, st.panel_stride, 'row', 'bcol & ~15u')} + "
+                          f"(bcol & 15u), pack_{st.dtype}x2(v0, v1));")
                     else:
                         c(f"st_shared_u32(stg + (u32)(row0 + 8 * h) * {st.pitch}u + (u32)col * 2u, pack_{st.dtype}x2(v0, v1));")
 
@@ -427,8 +491,12 @@ class _Task(StoreSteps):
                   "__float_as_uint(v[5]), __float_as_uint(v[6]), __float_as_uint(v[7])));")
             else:
                 d = st.dtype
-                c(f"st_shared_v4(stg + (u32)row * {st.pitch}u + (u32)j * 16u, make_uint4(pack_{d}x2(v[0], v[1]), "
+                at = (unit_addr("stg", st.panel, st.panel_stride, "row", "(u32)j * 16u") if st.swizzled
+                      else f"stg + (u32)row * {st.pitch}u + (u32)j * 16u")
+                c(f"st_shared_v4({at}, make_uint4(pack_{d}x2(v[0], v[1]), "
                   f"pack_{d}x2(v[2], v[3]), pack_{d}x2(v[4], v[5]), pack_{d}x2(v[6], v[7])));")
+        if p.tma_stores:
+            c("fence_proxy_async();  // the staging writes -> the TMA engine that stores them")
         c("tc_fence_before();", "__threadfence_block();", f"named_bar_sync({MMA_BAR_ID}, 128);",
           f"if (tt == 0) pg_mbar_arrive({self.addr(full)});  // umma commit: results in place")
 
@@ -466,9 +534,11 @@ def emit_gemm(design: Design, *, arch: str = "sm_90a", b_major: str | None = Non
         c(tcgen05.helpers())
     if p.split_k > 1:
         c(SPLIT_K_HELPERS)
+    if p.cluster_size > 1:
+        c(CLUSTER_HELPERS)
     feat = wgmma.GUARD if sm90 else tcgen05.GUARD
     entry = _kernel_name(design)
-    params = [KernelParam(m.param, "tensormap", p.dtype, m.tensor) for m in p.tensor_maps]
+    params = [KernelParam(m.param, "tensormap", m.dtype, m.tensor) for m in p.tensor_maps]
     params += [KernelParam(o, "ptr", p.out_dtypes[o], o) for o in p.outputs]
     params += [KernelParam(i, "ptr", p.dtype, i) for i in p.pointer_inputs]
     params += [KernelParam(n, "i32") for n in ("M", "N", "K")]
@@ -489,7 +559,8 @@ def emit_gemm(design: Design, *, arch: str = "sm_90a", b_major: str | None = Non
             sig.append(f"int {prm.name}")
         else:
             sig.append(f"u64 {prm.name}")
-    c(f'extern "C" __global__ void __launch_bounds__({p.num_threads}, 1)')
+    dims = f" __cluster_dims__({p.cluster_size}, 1, 1)" if p.cluster_size > 1 else ""
+    c(f'extern "C" __global__ void __launch_bounds__({p.num_threads}, 1){dims}')
     c(f"{entry}({', '.join(sig)}) {{")
     c.depth += 1
     c(f"#if !{feat}")
@@ -503,15 +574,24 @@ def emit_gemm(design: Design, *, arch: str = "sm_90a", b_major: str | None = Non
         c("if (threadIdx.x == 0) wd_report(wd_abort, wd_diag, 2, -1, -1, 0u, -1, -1, 0ull, -1);", "return;")
     c(f"const u32 bar0 = base + {p.barrier_offset}u;  // barrier_layout(design): {p.layout.num_barriers} slots",
       "const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;",
-      f"const int tiles_m = (M + {p.bm - 1}) / {p.bm}, tiles_n = (N + {p.bn - 1}) / {p.bn};",
-      f"const int num_tiles = tiles_m * tiles_n{f' * {p.split_k}' if p.split_k > 1 else ''}, "
+      f"const int tiles_m = (M + {p.bm - 1}) / {p.bm}, tiles_n = (N + {p.bn - 1}) / {p.bn};")
+    if p.cluster_size > 1:
+        cm, cn = p.cluster
+        c(f"// a cluster of {p.cluster_size} blocks along {'N' if cn > 1 else 'M'} works on {cm} x {cn} neighbouring tiles "
+          f"and shares their {'A' if cn > 1 else 'B'} tile ({p.multicast!r}, TMA multicast)",
+          f"const int cl_rank = (int)cluster_rank(), cl_id = blockIdx.x / {p.cluster_size}, "
+          f"cl_count = gridDim.x / {p.cluster_size};",
+          f"const int tiles_m_c = (tiles_m + {cm - 1}) / {cm}, tiles_n_c = (tiles_n + {cn - 1}) / {cn};")
+    c(f"const int num_tiles = {'tiles_m_c * tiles_n_c' if p.cluster_size > 1 else 'tiles_m * tiles_n'}"
+      f"{f' * {p.split_k}' if p.split_k > 1 else ''}, "
       f"{'k_tiles_all' if p.split_k > 1 else 'num_k_tiles'} = (K + {p.bk - 1}) / {p.bk};",
       f"(void)lane; (void){'k_tiles_all' if p.split_k > 1 else 'num_k_tiles'};")
     with c.block("if (threadIdx.x == 0)"):
         for bset in p.layout.sets:
+            peers = p.cluster_size if bset.name in p.peer_sets else 1  # released by both blocks of a cluster
             for st in range(bset.stages):
-                c(f"pg_mbar_init(bar0 + {8 * (bset.first + st)}u, {bset.init_count}u);  // {bset.name}[{st}]"
-                  + (f", tx {bset.tx_bytes} B" if bset.tx_bytes else ""))
+                c(f"pg_mbar_init(bar0 + {8 * (bset.first + st)}u, {bset.init_count * peers}u);  // {bset.name}[{st}]"
+                  + (f", tx {bset.tx_bytes} B" if bset.tx_bytes else "") + (f", x{peers}: both blocks release" if peers > 1 else ""))
         c("pg_mbar_init_fence();")
     mma_w0 = p.mma_task.warp_idx
     if not sm90:
@@ -523,7 +603,8 @@ def emit_gemm(design: Design, *, arch: str = "sm_90a", b_major: str | None = Non
             c("pg_mbar_init_fence();")
         c(f"if (warp == {mma_w0}) tmem_alloc(xbar, {cols}u);  // the accumulator's tensor memory",
           "tc_fence_before();")
-    c("__syncthreads();")
+    c("cluster_sync();  // the barriers of both blocks are initialised before either block's TMA signals them"
+      if p.cluster_size > 1 else "__syncthreads();")
     if not sm90:
         c("tc_fence_after();", "const u32 tmem_base = ld_shared_u32(xbar);")
     c("const int wg = warp >> 2;  // warpgroup: the MMA warpgroups, then each other warpgroup's tasks")
@@ -552,16 +633,19 @@ def emit_gemm(design: Design, *, arch: str = "sm_90a", b_major: str | None = Non
         c("tc_fence_before();", "__syncthreads();")
         with c.block(f"if (warp == {mma_w0})"):
             c("tc_fence_after();", f"tmem_dealloc(tmem_base, {cols}u);")
+    if p.cluster_size > 1:
+        c("cluster_sync();  // no block leaves while its peer may still signal its barriers or write its stages")
     c("#endif")
     c.depth -= 1
     c("}")
     code = "\n".join(c.lines) + "\n"
     slots = tuple((sl.index, sl.set, sl.stage) for sl in p.layout.slots)
     meta = (("kind", "gemm"), ("dtype", p.dtype), ("b_major", p.b_major), ("tile", (p.bm, p.bn, p.bk)),
-            ("tensor_maps", tuple((m.param, m.tensor, m.space, m.box_rows, m.box_cols, m.swizzle)
+            ("tensor_maps", tuple((m.param, m.tensor, m.space, m.box_rows, m.box_cols, m.swizzle, m.dtype)
                                   for m in p.tensor_maps)),
             ("out_dtypes", tuple(sorted(p.out_dtypes.items()))),
             ("split_k", (p.split_k, _split_warps(p)) if p.split_k > 1 else None),
+            ("cluster", p.cluster),
             ("gmem_spaces", tuple(sorted(p.gmem_spaces.items()))), ("outputs", p.outputs),
             ("inputs", tuple(sorted({t.source for t in p.tiles.values()}))),
             ("slots", slots), ("tasks", tuple(t.name for t in design.tasks)),

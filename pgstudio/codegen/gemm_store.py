@@ -55,6 +55,8 @@ def c_type(dtype: str) -> str:
     return "float" if dtype == "float32" else "u16"
 
 
+#: Named barriers of storing tasks: this plus the task's index (0 is __syncthreads, 1 the MMA task's).
+TASK_BAR_BASE = 2
 #: Chunks a thread reads before it computes and stores them: their shared-memory loads overlap
 #: (one chunk at a time leaves the storing warps waiting on each load's latency).
 BATCH = 4
@@ -80,6 +82,8 @@ class StoreSteps:
         loop = _Chunks(self, chunks // self.nt, cols // CHUNK_ELEMS, row0, col0, rdim, cdim)
         if self.split > 1 and p.acc in ins:
             return self.split_store(out, ins, expr, loop)
+        if out.name in p.tma_stores:
+            return self.tma_store(out)
         raw = ins == [p.acc] and expr.text.strip() == p.acc and p.staging.dtype == p.out_dtypes[out.name]
         with c.block("if (nb == 0)" if guard else ""):
             if raw:  # one chunk is 16 bytes of a 16-bit type, 32 of float32: copied 16 bytes at a time
@@ -92,6 +96,25 @@ class StoreSteps:
             else:
                 loop.emit(lambda u: [self.read(name, u) for name in ins],
                           lambda u: self.write(out, expr.to_c({n: f"x_{n}{u}[e]" for n in ins}), cdim, u))
+
+    def tma_store(self, out) -> None:
+        """The output is the staged accumulator itself, staged in its type and TMA layout: one
+        thread has the TMA engine store each panel (the engine clips the problem's edges and
+        writes whole lines whatever the row pitch), waits until the engine has read the staging
+        buffer, and the task's threads meet before they release it."""
+        c, p = self.c, self.p
+        st = p.staging
+        tm = next(m.param for m in p.tensor_maps if m.tensor == out.name)
+        c("// the output is the staged accumulator itself: the TMA engine stores its panels")
+        with c.block("if (tt == 0)"):
+            c(f"const u32 stg = base + {st.offset}u + (u32){self.stage_cursor(p.acc)} * {st.stage_bytes}u;")
+            for q in range(p.bn // st.panel_cols):
+                c(f"tma_store_2d(&{tm}, stg + {q * st.panel_stride}u, n0 + {q * st.panel_cols}, m0);")
+            c("bulk_commit();", "bulk_wait_read();  // the engine has read the staging buffer")
+        if self.nt > 32:
+            c(f"named_bar_sync({TASK_BAR_BASE} + {self.i}, {self.nt});  // ... before any thread of the task releases it")
+        else:
+            c("__syncwarp();  // ... before any thread of the task releases it")
 
     def split_store(self, out, ins, expr, loop) -> None:
         """Split-K: own partial to the workspace; the last warp of a tile's units finishes it."""
@@ -123,7 +146,7 @@ class StoreSteps:
                           f"x_{acc}{u}[0] += lo.x; x_{acc}{u}[1] += lo.y; x_{acc}{u}[2] += lo.z; x_{acc}{u}[3] += lo.w;",
                           f"x_{acc}{u}[4] += hi.x; x_{acc}{u}[5] += hi.y; x_{acc}{u}[6] += hi.z; x_{acc}{u}[7] += hi.w;")
                     self.write(out, expr.to_c({n: f"x_{n}{u}[e]" for n in ins}), loop.cdim, u)
-                loop.emit(lambda u: [self.read(name, u) for name in ins], finish, batch=2)
+                loop.emit(lambda u: [self.read(name, u) for name in ins], finish, batch=4)
                 c("if (lane == 0) *cnt = 0;  // ready for the next launch")
 
     def acc_unit(self, u: int, extra: int = 0) -> str:
@@ -131,6 +154,9 @@ class StoreSteps:
         p = self.p
         st = p.staging
         width = CHUNK_ELEMS * DTYPE_BYTES[st.dtype]
+        if st.swizzled:
+            stage = f"(base + {st.offset}u + (u32){self.stage_cursor(p.acc)} * {st.stage_bytes}u)"
+            return unit_addr(stage, st.panel, st.panel_stride, f"r{u}", f"(u32)j{u} * {width}u + {extra}u")
         return (f"base + {st.offset}u + (u32){self.stage_cursor(p.acc)} * {st.stage_bytes}u + (u32)r{u} * {st.pitch}u "
                 f"+ (u32)j{u} * {width}u + {extra}u")
 

@@ -46,13 +46,16 @@ def gemm_units(m: int, n: int, k: int, bm: int, bn: int, bk: int, split_k: int =
 
 
 def gemm_problem(m: int, n: int, k: int, bm: int, bn: int, bk: int, dtype: str, *, b_major: str = "mn",
-                 split_k: int = 1) -> dict:
+                 split_k: int = 1, cluster: tuple[int, int] = (1, 1)) -> dict:
     """M x N x K in BM x BN x BK tiles.
 
     ``b_major``: "mn" when B is stored K x N (row-major, D = A @ B), "k" when it is stored N x K;
     kept as the key ``b_major`` only when it is not the default.  ``split_k`` > 1 cuts the K range
     of every output tile into that many parts (key ``SPLIT_K``): each part is a work unit of the
     tile loop, so ``num_tiles`` counts tiles x parts and ``num_k_tiles`` the k tiles of one part.
+    ``cluster`` (CM, CN) = (1, 2) runs the blocks in clusters of two along N (keys ``CLUSTER_M``,
+    ``CLUSTER_N``): the pair computes neighbouring tiles of one row of tiles, so they read the same
+    A tile, and each loads half of it for both (TMA multicast); (2, 1) pairs along M and shares B.
 
     >>> gemm_problem(256, 256, 1024, 128, 128, 64, "float16", split_k=2)["num_tiles"]
     8
@@ -64,6 +67,8 @@ def gemm_problem(m: int, n: int, k: int, bm: int, bn: int, bk: int, dtype: str, 
         out["b_major"] = b_major
     if split_k != 1:
         out["SPLIT_K"] = split_k
+    if tuple(cluster) != (1, 1):
+        out["CLUSTER_M"], out["CLUSTER_N"] = cluster
     return out
 
 

@@ -142,10 +142,10 @@ class GemmData:
         return data
 
     def encode(self, src: KernelSource) -> None:
-        for param, tensor, space, box_rows, box_cols, swizzle in src.info["tensor_maps"]:
+        for param, tensor, space, box_rows, box_cols, swizzle, *dtype in src.info["tensor_maps"]:
             rows, cols = _dims(space, self.m, self.n, self.k)
-            self.maps[param] = encode_2d(self.arrays[tensor].data.ptr, rows, cols, box_rows, self.dtype, tensor,
-                                         box_cols=box_cols, swizzle=swizzle)
+            self.maps[param] = encode_2d(self.arrays[tensor].data.ptr, rows, cols, box_rows, (dtype or [self.dtype])[0],
+                                         tensor, box_cols=box_cols, swizzle=swizzle)
 
     def poison(self, src: KernelSource) -> None:
         cp = cupy()
@@ -176,7 +176,15 @@ class GemmLauncher:
         return -(-data.m // bm) * -(-data.n // bn)
 
     def grid(self, data: GemmData) -> int:
-        """Persistent: one block per SM, at most one per work unit (output tile x split)."""
+        """Persistent: one block per SM, at most one per work unit (output tile x split); with
+        clusters (``__cluster_dims__`` in the kernel) a whole number of clusters, one per unit of
+        CM x CN tiles."""
+        cm, cn = self.src.info.get("cluster") or (1, 1)
+        if cm * cn > 1:
+            bm, bn, _ = self.src.info["tile"]
+            tiles_m, tiles_n = -(-data.m // bm), -(-data.n // bn)
+            units = -(-tiles_m // cm) * -(-tiles_n // cn)
+            return max(1, min(units, self.sms // (cm * cn))) * cm * cn
         return max(1, min(self.tiles(data) * self.split[0], self.sms))
 
     def workspace(self, data: GemmData) -> tuple[Any, Any]:

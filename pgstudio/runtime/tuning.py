@@ -162,7 +162,7 @@ def tune_gemm(family: str, build: Callable[[Any], Design], tiles: Sequence[Any],
     key = f"gemm/{family}/{data.m}x{data.n}x{data.k}/{data.dtype}"
     hit = cached(device, key)
     if hit is not None:
-        t = GemmTiles(**hit["tiles"])
+        t = GemmTiles(**{k: tuple(v) if k == "cluster" else v for k, v in hit["tiles"].items()})
         return Tuned(build(t), t.label, f"cached for {device}", float(hit.get("rate", "nan"))), []
     if not search:
         t = tiles[0]
@@ -201,7 +201,7 @@ def tune_gemm(family: str, build: Callable[[Any], Design], tiles: Sequence[Any],
     best, _, best_times = min(runs, key=lambda x: statistics.median(x[2]))
     rate = flops / (statistics.median(best_times) * 1e-3) / 1e12
     remember(device, key, {"tiles": {"bm": best.bm, "bn": best.bn, "bk": best.bk, "stages": best.stages,
-                                     "split_k": best.split_k}, "rate": rate,
+                                     "split_k": best.split_k, "cluster": list(best.cluster)}, "rate": rate,
                            "measured": {r["tiles"]: round(r.get("tflops", float("nan")), 1) for r in records}})
     return Tuned(build(best), best.label, f"search of {len(tiles)} tile shapes on {device}", rate), records
 

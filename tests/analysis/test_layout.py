@@ -243,7 +243,11 @@ def test_gemm_layout_is_what_the_kernel_requests(name, arch):
     assert smem.total_bytes == src.smem_bytes and smem.fits
     (st,) = smem.staging
     assert st.resource == "tmem_c" and st.offset == smem.data_bytes and st.offset % DATA_ALIGN == 0
-    assert st.rows == 128 and st.pitch == d.problem_dict["BN"] * {"float32": 4, "float16": 2}[st.dtype] + 16
+    bn = d.problem_dict["BN"]
+    if st.dtype == "float32":  # plain rows, padded against bank conflicts
+        assert st.rows == 128 and st.pitch == bn * 4 + 16 and not st.swizzled
+    else:  # 16-bit: 128-byte swizzled panels of 64 columns, no padding (the TMA layout)
+        assert st.rows == 128 and st.swizzled and st.panel_cols == 64 and st.stage_bytes == 128 * bn * 2
     assert smem.barrier_offset == st.offset + st.num_bytes and smem.slack == 1024
     assert smem.extra_bytes == (16 if arch == "sm_100a" else 0)  # TMEM address slot + one mma_done barrier
 
@@ -251,8 +255,8 @@ def test_gemm_layout_is_what_the_kernel_requests(name, arch):
 def test_the_figure_counts_the_accumulator_staging():
     d = examples.merge_gemm()
     smem = smem_layout(d)
-    assert smem.report() == ("smem (sm_90a): data 147456 B + accumulator staging 67584 B (float16) + barriers 88 B + "
-                             "alignment 1024 B = 216152 B of 232448 B (93.0%)")
+    assert smem.report() == ("smem (sm_90a): data 147456 B + accumulator staging 65536 B (float16) + barriers 88 B + "
+                             "alignment 1024 B = 214104 B of 232448 B (92.1%)")
     big = examples.merge_gemm(num_stages=4)  # operand stages alone would fit: 196608 B
     assert smem_layout(big).data_bytes < SMEM_CAPACITY and not smem_layout(big).fits
     assert smem_layout(big).report().endswith("DOES NOT FIT")
@@ -260,8 +264,20 @@ def test_the_figure_counts_the_accumulator_staging():
 
 
 def test_staging_is_float32_when_it_fits_and_the_operand_type_otherwise():
-    assert smem_layout(examples.fork_gemm_act()).staging[0].dtype == "float32"
+    assert smem_layout(examples.merge_gemm_resadd(num_stages=3)).staging[0].dtype == "float32"  # D = acc + R: fp32 sum
     assert smem_layout(examples.merge_gemm()).staging[0].dtype == "float16"
+    forced = smem_layout(examples.merge_gemm(), staging_dtype="float32")
+    assert forced.staging[0].dtype == "float32" and not forced.fits
+
+
+def test_staging_is_the_output_type_when_every_output_is_the_accumulator():
+    """fork_gemm_act's D0 is the accumulator itself (D1 = act(A) does not read it), so staging in
+    fp16 loses nothing and lets the TMA engine store it; split-K partials stay float32."""
+    st = smem_layout(examples.fork_gemm_act()).staging[0]
+    assert st.dtype == "float16" and st.swizzled
+    assert smem_layout(examples.merge_gemm(bn=128, num_stages=4)).staging[0].dtype == "float16"
+    assert smem_layout(examples.merge_gemm(bn=128, num_stages=4, split_k=2)).staging[0].dtype == "float32"
+    forced = smem_layout(examples.merge_gemm(), staging_dtype="float32")
     forced = smem_layout(examples.merge_gemm(), staging_dtype="float32")
     assert forced.staging[0].dtype == "float32" and not forced.fits
 

@@ -44,6 +44,11 @@ LIFTED = {
     "fork_split_k2": lambda **kw: fork_gemm_act(split_k=2, **kw),
     "resadd_compact": lambda **kw: merge_gemm_resadd(compact=True, bn=256, bk=32, **kw),
     "fork_compact": lambda **kw: fork_gemm_act(compact=True, bn=256, **kw),
+    # clusters of two blocks: pairs along N share A, along M share B (TMA multicast, both release)
+    "cluster_n2": lambda **kw: merge_gemm(cluster=(1, 2), **kw),
+    "cluster_n2_bn128": lambda **kw: merge_gemm(bn=128, num_stages=4, cluster=(1, 2), **kw),  # odd tile columns
+    "cluster_m2": lambda **kw: merge_gemm(cluster=(2, 1), **kw),
+    "cluster_m2_b_k": lambda **kw: merge_gemm(bk=32, num_stages=6, b_major="k", cluster=(2, 1), **kw),
 }
 #: tf32 (float32 operands; B stored N x K): name -> builder(**shape).
 LIFTED_TF32 = {
@@ -54,4 +59,5 @@ LIFTED_TF32 = {
     "tf32_async_b": lambda **kw: merge_gemm(dtype="float32", bn=128, bk=32, num_stages=3, b_producer="async", **kw),
     "tf32_resadd": lambda **kw: merge_gemm_resadd(dtype="float32", bk=32, num_stages=3, **kw),
     "tf32_bm64_split_k2": lambda **kw: merge_gemm(dtype="float32", bm=64, bn=128, bk=32, num_stages=4, split_k=2, **kw),
+    "tf32_cluster_n2": lambda **kw: merge_gemm(dtype="float32", bn=128, bk=32, num_stages=4, cluster=(1, 2), **kw),
 }

@@ -15,7 +15,7 @@ from pgstudio.codegen import emit, gemm
 from pgstudio.codegen.gemm import emit_gemm
 from pgstudio.analysis.build.gemm_plan import plan_gemm
 from pgstudio.errors import DesignError
-from pgstudio.examples import merge_gemm
+from pgstudio.examples import merge_gemm, merge_gemm_resadd
 from pgstudio.model import Agent, CooperativeGroup
 
 
@@ -40,7 +40,7 @@ def test_umma_release_is_one_elected_arrive_after_wgmma_wait(name, twin):
                           r"(?:\s*pg_mbar_arrive\(.*pend_\w+.*\n)+)", mma)
     assert len(releases) == 2  # in the k loop (previous stage) and after it (last stage)
     # the accumulator commit: staged registers, a barrier of the MMA threads, one elected arrive
-    assert re.search(r"st_shared_\w+\(stg.*\n(?:.*\n)*?\s*named_bar_sync\(1, 256\);\n\s*if \(tt == 0\) pg_mbar_arrive", mma)
+    assert re.search(r"st_shared_\w+\(\(?stg.*\n(?:.*\n)*?\s*named_bar_sync\(1, 256\);\n\s*if \(tt == 0\) pg_mbar_arrive", mma)
 
 
 def test_grouped_merge_releases_one_shared_barrier_and_the_twin_two():
@@ -183,7 +183,7 @@ def test_epilogue_expressions_go_through_the_checked_grammar(monkeypatch):
 def test_plan_picks_staging_and_fits_shared_memory():
     big = plan_gemm(merge_gemm()).plan
     assert big.staging.dtype == "float16" and big.smem_bytes <= 232448 and big.num_threads == 384
-    assert plan_gemm(gemm_design("fork_gemm_act")).plan.staging.dtype == "float32"
+    assert plan_gemm(merge_gemm_resadd(num_stages=3)).plan.staging.dtype == "float32"
     assert plan_gemm(merge_gemm(), acc_stage_dtype="float16").plan.staging.dtype == "float16"
 
 
@@ -258,3 +258,32 @@ def test_sm90a_sass_has_hgmma_and_sm100a_sass_has_utcmma(tmp_path):
         sass = subprocess.run([_cuobjdump(), "--dump-sass", str(path)], capture_output=True, text=True, check=True).stdout
         assert op in sass
         assert not re.search(r"\b(LDL|STL)\b", sass)
+
+
+def test_a_plain_output_is_stored_by_the_tma_engine():
+    """D = the accumulator in its own type: staged in TMA layout (swizzled panels) and stored by
+    the TMA engine, one box per panel, the staging buffer released once the engine has read it.
+    An output computed from the accumulator (D = acc + R) is still written by the threads."""
+    code = emit_gemm(merge_gemm()).code
+    assert code.count("tma_store_2d(&tm_gmem_d,") == 4  # BN 256 = 4 panels of 64 columns
+    assert re.search(r"bulk_commit\(\);\n\s*bulk_wait_read\(\);.*\n\s*}\n\s*named_bar_sync\(2 \+ 1, 64\);", code)
+    assert "fence_proxy_async();  // the staging writes -> the TMA engine" in code
+    resadd = emit_gemm(merge_gemm_resadd()).code
+    assert "tma_store_2d(&" not in resadd and "*(uint4*)(g_gmem_d" in resadd
+
+
+def test_cluster_pairs_share_a_tile_by_multicast_and_release_it_in_both_blocks():
+    plain = emit_gemm(merge_gemm(bn=128, num_stages=4)).code
+    src = emit_gemm(merge_gemm(bn=128, num_stages=4, cluster=(1, 2)))
+    code = src.code
+    assert "__cluster_dims__(2, 1, 1)" in code and src.info["cluster"] == (1, 2)
+    assert code.count("tma_load_2d_mc(") == 2  # the helper and A's one panel (B is loaded by each block alone)
+    assert "m0 + cl_rank * 64" in code  # this block's half of A's 128 rows
+    assert code.count("pg_mbar_arrive_cluster(peer_addr(") == 2  # the MMA's release, in the k loop and after it
+    empty = re.findall(r"pg_mbar_init\(bar0 \+ \d+u, (\d+)u\);  // ab\.shared_empty", code)
+    assert empty and set(empty) == {"2"}  # both blocks release a stage of the shared A
+    assert code.count("cluster_sync();") == 2  # after the barrier init, and before leaving
+    for word in ("__cluster_dims__", "tma_load_2d_mc", "cluster_sync", "peer_addr"):
+        assert word not in plain
+    share_b = emit_gemm(merge_gemm(cluster=(2, 1))).code
+    assert "k0 + cl_rank * 32" in share_b and "mb = mb * 2 + cl_rank" in share_b

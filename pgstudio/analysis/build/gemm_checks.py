@@ -15,8 +15,9 @@ from ..expr import compute_exprs
 from ..layout import barrier_layout
 from ..resolve import resolve
 from . import fixes
-from .gemm_limits import (B_MAJORS, BN_MULTIPLE, BOOKKEEPING_REGS, CHUNK_ELEMS, K_LOOP, MAX_ACC_PER_THREAD,
-                          MAX_BN, MAX_BOX_ROWS, MAX_SPLIT_K, MN_MAJOR_DTYPES, OPERAND_DTYPES, OUTPUT_DTYPES, PANEL_BYTES,
+from .gemm_limits import (B_MAJORS, BN_MULTIPLE, BOOKKEEPING_REGS, CHUNK_ELEMS, CLUSTER_ARCHES, CLUSTER_SHAPES, K_LOOP,
+                          MAX_ACC_PER_THREAD, MAX_BN, MAX_BOX_ROWS, MAX_SPLIT_K, MN_MAJOR_DTYPES, OPERAND_DTYPES,
+                          OUTPUT_DTYPES, PANEL_BYTES, SWIZZLE_ROWS,
                           PROBLEM_KEYS, REGS_PER_SM, SM90_ROWS_PER_WARPGROUP, SM100_BM, SPACES, SWIZZLE_BYTES, TILE_LOOP,
                           TMEM_COLUMNS, UNIT_BYTES, launch_registers, panel_bytes, warpgroup_grid)
 
@@ -160,6 +161,39 @@ class Checks:
                                   "set SPLIT_K=1 (no split) or the number of parts to cut K into, e.g. 2 or 4"))
             return 1
         return value
+
+    def cluster(self, splits: int) -> tuple[int, int]:
+        """The problem's cluster shape (CLUSTER_M, CLUSTER_N), (1, 1) when absent (gemm_limits)."""
+        d = self.d
+        shape = (d.problem_dict.get("CLUSTER_M", 1), d.problem_dict.get("CLUSTER_N", 1))
+        if shape not in CLUSTER_SHAPES:
+            self.out.append(error("codegen.cluster", f"design {d.name!r}: cluster (CLUSTER_M, CLUSTER_N) = {shape!r}; the "
+                                  f"generator builds {', '.join(map(str, CLUSTER_SHAPES))}", (d.name,),
+                                  "set CLUSTER_N=2 (pairs share A) or CLUSTER_M=2 (pairs share B), or remove both"))
+            return 1, 1
+        if shape == (1, 1):
+            return shape
+        if self.arch not in CLUSTER_ARCHES:
+            self.out.append(error("codegen.cluster", f"design {d.name!r}: clusters of blocks with TMA multicast are built "
+                                  f"for {', '.join(CLUSTER_ARCHES)}, not {self.arch}", (d.name,),
+                                  f"remove CLUSTER_M / CLUSTER_N, or target {CLUSTER_ARCHES[0]} only"))
+        if splits > 1:
+            self.out.append(error("codegen.cluster", f"design {d.name!r} splits K {splits} ways and clusters blocks "
+                                  f"{shape}; the generator builds one or the other", (d.name,),
+                                  "set SPLIT_K=1, or remove CLUSTER_M / CLUSTER_N"))
+        return shape
+
+    def multicast(self, operand: str, rows: int) -> None:
+        """The shared operand of a cluster is TMA-loaded, half of its rows by each block."""
+        cfg = self.d.resource(operand).pipeline_config
+        if cfg.producer_kind is not OpKind.TMA:
+            self.out.append(error("codegen.cluster", f"{operand!r} is shared by the blocks of a cluster, so it is "
+                                  f"multicast by TMA, but its pipeline is {cfg.pipeline_type}", (operand,),
+                                  f"give {operand!r} a TMA producer, or pair the blocks along the other dimension"))
+        if rows % (2 * SWIZZLE_ROWS):
+            self.out.append(error("codegen.cluster", f"{operand!r} has {rows} rows per tile; each block of a pair loads "
+                                  f"half, a multiple of {SWIZZLE_ROWS} rows (the swizzle pattern)", (operand,),
+                                  f"use a tile of {operand!r} with a multiple of {2 * SWIZZLE_ROWS} rows"))
 
     def split_k_store(self, acc: str, splits: int) -> None:
         """A split tile is finished by the store that reads the accumulator: exactly one such step."""

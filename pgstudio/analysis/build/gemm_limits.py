@@ -66,6 +66,14 @@ B_MAJORS = ("mn", "k")
 #: each a work unit of the persistent loop; the last unit of a tile to finish adds the others'
 #: fp32 partials (kept in a global workspace) and stores the tile.
 MAX_SPLIT_K = 16
+#: Thread-block clusters (problem keys ``CLUSTER_M``, ``CLUSTER_N``): a pair of blocks along N
+#: computes neighbouring tiles of one tile row and shares its A tile, along M it shares B; each
+#: block loads half of the shared tile's rows for both (TMA multicast), and a stage of it is free
+#: again once the MMAs of both blocks released it.  sm_90a only; not with split-K.
+CLUSTER_SHAPES: tuple[tuple[int, int], ...] = ((1, 1), (1, 2), (2, 1))
+CLUSTER_ARCHES: tuple[str, ...] = ("sm_90a",)
+#: A multicast half keeps the swizzle pattern's rows together (8 rows of a 128-byte panel).
+SWIZZLE_ROWS = 8
 
 #: Problem-dimension spaces of a tile: (rows, cols).
 SPACES = {"MK": ("M", "K"), "KN": ("K", "N"), "NK": ("N", "K"), "MN": ("M", "N")}

@@ -19,10 +19,10 @@ from dataclasses import dataclass, field
 
 from ...model.design import Design
 from ...model.diagnostic import error
-from ...model.kinds import OpKind
+from ...model.kinds import OpKind, Role
 from ...model.targets import ARCHES, DTYPE_BYTES
 from ...model.task import Task
-from ..layout import BarrierLayout, Staging, smem_layout
+from ..layout import BarrierLayout, Staging, copied_out, smem_layout
 from .gemm_checks import Checks, option_error
 from .gemm_limits import B_MAJORS, SPACES, launch_registers, panel_bytes, warpgroup_grid
 from .planned import Planned
@@ -108,6 +108,14 @@ class GemmPlan:
     outputs: tuple[str, ...]
     pointer_inputs: tuple[str, ...]  # gmem inputs read by threads (async producers)
     problem: dict = field(default_factory=dict)
+    tma_stores: tuple[str, ...] = ()  # outputs the TMA engine stores from the staging buffer as they are
+    cluster: tuple[int, int] = (1, 1)  # (CLUSTER_M, CLUSTER_N): blocks per cluster along M and N
+    multicast: str | None = None  # the operand tile a cluster shares (TMA multicast, half by each block)
+    peer_sets: tuple[str, ...] = ()  # empty barrier sets of the multicast tile: released in both blocks
+
+    @property
+    def cluster_size(self) -> int:
+        return self.cluster[0] * self.cluster[1]
 
     @property
     def esz(self) -> int:
@@ -155,6 +163,7 @@ def plan_gemm(design: Design, arch: str = "sm_90a", b_major: str | None = None,
     shape = c.problem()
     b_major = c.b_major(b_major)
     splits = c.split_k()
+    cluster = c.cluster(splits)
     if acc is None or shape is None or b_major is None:
         return Planned(None, tuple(c.out))
     _, _, _, bm, bn, bk = shape
@@ -172,6 +181,9 @@ def plan_gemm(design: Design, arch: str = "sm_90a", b_major: str | None = None,
     shapes = c.tiles(a, b, b_major, dtype, bm, bn, bk)
     if shapes is None:
         return Planned(None, tuple(c.out))
+    multicast = a if cluster[1] > 1 else b if cluster[0] > 1 else None
+    if multicast is not None:
+        c.multicast(multicast, shapes[multicast][1])
     c.attach_retiles({**{r: space for r, (space, *_) in shapes.items()}, acc.name: "MN"})
     outputs, out_spaces = c.outputs(acc.name, dtype, shapes)
     gmem_spaces = {src: space for space, _, _, src in shapes.values()} | out_spaces
@@ -202,14 +214,20 @@ def plan_gemm(design: Design, arch: str = "sm_90a", b_major: str | None = None,
     pointer_inputs: list[str] = []
     for t in tiles.values():
         if t.producer is OpKind.TMA:
-            key = (t.source, t.rows, t.panel_cols)
+            rows = t.rows // 2 if t.resource == multicast else t.rows  # each block of a pair loads half
+            key = (t.source, rows, t.panel_cols)
             if key not in maps:
                 same = [k for k in maps if k[0] == t.source]
                 tag = (f"_{t.rows}" if same else "") + (f"x{t.panel_cols}" if any(k[1] == t.rows for k in same) else "")
-                maps[key] = TensorMap(f"tm_{t.source}{tag}", t.source, t.space, t.rows,
+                maps[key] = TensorMap(f"tm_{t.source}{tag}", t.source, t.space, rows,
                                       t.panel_cols, t.panel, dtype)
         elif t.source not in pointer_inputs:
             pointer_inputs.append(t.source)
+    st = sl.staging[0]
+    tma_stores = tuple(o for o in outputs if splits == 1 and st.swizzled and out_spaces[o] == "MN"
+                       and copied_out(d, acc, d.resource(o).dtype) and d.resource(o).dtype == st.dtype)
+    for o in tma_stores:  # box: one swizzled panel of the staging buffer (all BM rows)
+        maps[(o, bm, st.panel_cols)] = TensorMap(f"tm_{o}", o, "MN", bm, st.panel_cols, st.panel, st.dtype)
     n_wg = mma.num_warps // 4
     grid = (warpgroup_grid(bm, bn, n_wg) if arch == "sm_90a" else None) or (n_wg, 1)
     return Planned(GemmPlan(
@@ -218,7 +236,10 @@ def plan_gemm(design: Design, arch: str = "sm_90a", b_major: str | None = None,
         tiles=tiles, staging=sl.staging[0], layout=layout, barrier_offset=sl.barrier_offset,
         smem_bytes=sl.total_bytes, aligned_by_hand=bool(sl.slack), num_threads=threads, launch_regs=launch,
         mma_wgs=tuple(range(mma.warp_idx // 4, (mma.warp_idx + mma.num_warps) // 4)), tensor_maps=tuple(maps.values()),
-        gmem_spaces=gmem_spaces, outputs=tuple(outputs), pointer_inputs=tuple(pointer_inputs), problem=d.problem_dict))
+        gmem_spaces=gmem_spaces, outputs=tuple(outputs), pointer_inputs=tuple(pointer_inputs), problem=d.problem_dict,
+        tma_stores=tma_stores, cluster=cluster, multicast=multicast,
+        peer_sets=tuple(bs.name for bs in layout.sets if multicast in bs.members and bs.role is Role.EMPTY)
+        if multicast else ()))
 
 
 __all__ = ["GemmPlan", "SPACES", "TensorMap", "Tile", "plan_gemm"]

@@ -20,7 +20,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .gemm_limits import MAX_SPLIT_K
+from ...model.targets import SMEM_CAPACITY, dtype_bytes
+from .gemm_limits import MAX_SPLIT_K, warpgroup_grid
 
 #: (BM, BN, BK, stages) the canonical 12-warp GEMM designs build for 16-bit operands, with the
 #: relative rate at which each feeds the tensor cores (shared-memory bytes per flop: a 128 x 256
@@ -30,6 +31,11 @@ SHAPES_16BIT: tuple[tuple[int, int, int, int, float], ...] = (
     (128, 256, 32, 6, 0.99),  # the same bytes in flight in finer steps (64-byte swizzle panels of A)
     (256, 128, 64, 3, 0.97),
     (128, 128, 64, 5, 0.92),
+    # narrow tiles for few rows of tiles (small M or N): twice the blocks of 128 x 128, and the
+    # deepest pipeline that fits (measured on an H200: 128 x 64 s8 is the fastest plain tile at
+    # M = 128, N = K = 8192)
+    (128, 64, 64, 8, 0.80),
+    (64, 128, 64, 8, 0.80),
 )
 #: float32 operands (tf32): half the K per byte, so BK = 32 rows of 128 bytes.
 SHAPES_TF32: tuple[tuple[int, int, int, int, float], ...] = (
@@ -50,18 +56,38 @@ class GemmTiles:
     stages: int
     split_k: int = 1
     cost: float = 0.0  # modelled time, arbitrary units (lower is better)
+    cluster: tuple[int, int] = (1, 1)  # (CLUSTER_M, CLUSTER_N): pairs of blocks sharing A (1, 2) or B (2, 1)
 
     @property
     def label(self) -> str:
         text = f"{self.bm}x{self.bn}x{self.bk} s{self.stages}"
-        return text + (f" split-K {self.split_k}" if self.split_k > 1 else "")
+        text += f" split-K {self.split_k}" if self.split_k > 1 else ""
+        return text + (f" cluster {self.cluster[0]}x{self.cluster[1]}" if self.cluster != (1, 1) else "")
 
     @property
     def key(self) -> str:
-        return f"{self.bm}x{self.bn}x{self.bk}/s{self.stages}/k{self.split_k}"
+        key = f"{self.bm}x{self.bn}x{self.bk}/s{self.stages}/k{self.split_k}"
+        return key + (f"/c{self.cluster[0]}x{self.cluster[1]}" if self.cluster != (1, 1) else "")
+
+    @classmethod
+    def from_key(cls, key: str) -> "GemmTiles":
+        """The choice a ``key`` names ("128x256x64/s3/k4").
+
+        >>> GemmTiles.from_key("128x256x64/s3/k4").label
+        '128x256x64 s3 split-K 4'
+        """
+        try:
+            tile, stages, split, *cl = key.split("/")
+            bm, bn, bk = (int(x) for x in tile.lower().split("x"))
+            cm, cn = (int(x) for x in cl[0].lstrip("c").split("x")) if cl else (1, 1)
+            return cls(bm, bn, bk, int(stages.lstrip("s")), int(split.lstrip("k")), cluster=(cm, cn))
+        except ValueError:
+            raise ValueError(f"tile key {key!r}: expected BMxBNxBK/sSTAGES/kSPLIT[/cCMxCN], e.g. 128x256x64/s3/k1 "
+                             "or 128x64x64/s8/k1/c1x2") from None
 
     def as_dict(self) -> dict:
-        return {"bm": self.bm, "bn": self.bn, "bk": self.bk, "num_stages": self.stages, "split_k": self.split_k}
+        out = {"bm": self.bm, "bn": self.bn, "bk": self.bk, "num_stages": self.stages, "split_k": self.split_k}
+        return out | ({"cluster": self.cluster} if self.cluster != (1, 1) else {})
 
 
 def _splits(tiles: int, k_tiles: int, sms: int) -> list[int]:
@@ -78,7 +104,7 @@ def _splits(tiles: int, k_tiles: int, sms: int) -> list[int]:
     return out
 
 
-def gemm_tiles(m: int, n: int, k: int, dtype: str, sms: int = SMS_H100, limit: int = 4) -> tuple[GemmTiles, ...]:
+def gemm_tiles(m: int, n: int, k: int, dtype: str, sms: int = SMS_H100, limit: int = 6) -> tuple[GemmTiles, ...]:
     """The ``limit`` tile choices of lowest modelled cost for an M x N x K ``dtype`` GEMM on a GPU
     with ``sms`` multiprocessors (module docstring), best first; the largest plain tile is always
     among them, so a search never does worse than the default."""
@@ -100,4 +126,54 @@ def gemm_tiles(m: int, n: int, k: int, dtype: str, sms: int = SMS_H100, limit: i
     return tuple(best)
 
 
-__all__ = ["GemmTiles", "MIN_K_TILES_PER_SPLIT", "SHAPES_16BIT", "SHAPES_TF32", "gemm_tiles"]
+#: The wider space ``tile_space`` walks (what a measured exploration tries; ``gemm_tiles`` ranks a
+#: few of it for a tuning search): BM, BN, BK per operand width, split-K part counts.
+SPACE_BM, SPACE_BN = (64, 128, 256), (64, 128, 256)
+SPACE_BK = {2: (32, 64), 4: (16, 32)}
+SPACE_SPLITS = (1, 2, 3, 4, 6, 8)
+SPACE_CLUSTERS = ((1, 2), (2, 1))
+MAX_STAGES = 8
+
+
+def _deepest(bm: int, bn: int, bk: int, esz: int) -> int:
+    """The most stages of A and B tiles that fit beside one 16-bit accumulator staging buffer."""
+    return min(MAX_STAGES, (SMEM_CAPACITY - 2048 - bm * bn * 2) // ((bm + bn) * bk * esz))
+
+
+def tile_space(m: int, n: int, k: int, dtype: str, sms: int = SMS_H100) -> tuple[GemmTiles, ...]:
+    """Every tile choice of the 12-warp GEMM designs worth measuring for one problem, cheapest by
+    the ``gemm_tiles`` model first: each BM x BN the two MMA warpgroups can cover (at most 128
+    fp32 accumulators a thread), each BK, the deepest pipeline that fits and one stage less, and
+    the split-K counts that keep the work units within two waves and each unit at least
+    ``MIN_K_TILES_PER_SPLIT`` k tiles deep.  Some may still be refused by the design rules (the
+    caller validates); what is left is a benchmark's to measure.
+
+    >>> space = tile_space(128, 8192, 8192, "float16")
+    >>> len(space), {t.split_k for t in space} == {1, 2, 3, 4, 6, 8}, {t.cluster for t in space}
+    (132, True, {(1, 1), (1, 2), (2, 1)})
+    """
+    esz = dtype_bytes(dtype)
+    found: list[GemmTiles] = []
+    for bm in SPACE_BM:
+        for bn in SPACE_BN:
+            if warpgroup_grid(bm, bn, 2) is None or bm * bn // 256 > 128:
+                continue
+            for bk in SPACE_BK[esz]:
+                deepest = _deepest(bm, bn, bk, esz)
+                tiles = -(-m // bm) * -(-n // bn)
+                k_tiles = -(-k // bk)
+                for stages in sorted({deepest, deepest - 1} - {0, 1}):
+                    for s in SPACE_SPLITS:
+                        if s > 1 and (tiles * s > 2 * sms or k_tiles // s < MIN_K_TILES_PER_SPLIT):
+                            continue
+                        waves = -(-tiles * s // sms)
+                        cost = waves * bm * bn * bk * -(-k_tiles // s)
+                        found.append(GemmTiles(bm, bn, bk, stages, s, cost))
+                        if s == 1:  # pairs of blocks sharing A (along N) or B (along M), where there are pairs
+                            found += [GemmTiles(bm, bn, bk, stages, 1, cost * 0.99, cl) for cl in SPACE_CLUSTERS
+                                      if (-(-m // bm) if cl[0] > 1 else -(-n // bn)) >= 2]
+    found.sort(key=lambda t: (t.cost, t.split_k, -t.bn, -t.stages))
+    return tuple(found)
+
+
+__all__ = ["GemmTiles", "MIN_K_TILES_PER_SPLIT", "SHAPES_16BIT", "SHAPES_TF32", "gemm_tiles", "tile_space"]

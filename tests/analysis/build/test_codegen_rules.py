@@ -207,6 +207,16 @@ CASES = [
     ("split_k_store", lambda: gemm(split_k=2), lambda d: reloop(d, "epilogue", lambda lp: (Loop(
         0, "num_tiles", 1, (*lp.body[:-1], *[n for n in lp.body if getattr(n, "op", "") == "store"], lp.body[-1])),)),
      "codegen.split_k", ["splits K 2 ways, but 2 store steps read the accumulator 'tmem_c'", "or set SPLIT_K=1"]),
+    ("cluster_value", gemm, lambda d: problem(d, CLUSTER_M=1, CLUSTER_N=4),
+     "codegen.cluster", ["cluster (CLUSTER_M, CLUSTER_N) = (1, 4); the generator builds (1, 1), (1, 2), (2, 1)",
+                         "set CLUSTER_N=2 (pairs share A)"]),
+    ("cluster_split_k", lambda: gemm(split_k=2), lambda d: problem(d, CLUSTER_M=1, CLUSTER_N=2),
+     "codegen.cluster", ["splits K 2 ways and clusters blocks (1, 2)", "set SPLIT_K=1, or remove CLUSTER_M"]),
+    ("cluster_arch", gemm, lambda d: problem(d, CLUSTER_M=1, CLUSTER_N=2).with_targets("sm_90a", "sm_100a"),
+     "codegen.cluster", ["built for sm_90a, not sm_100a"]),
+    ("cluster_multicast", lambda: examples.merge_gemm(b_producer="async", num_stages=2),
+     lambda d: problem(d, CLUSTER_M=2, CLUSTER_N=1),
+     "codegen.cluster", ["'smem_b' is shared by the blocks of a cluster, so it is multicast by TMA, but its pipeline is"]),
     ("tile_source", gemm, lambda d: recompute(d, "smem_a", "elementwise", "gmem_a * 2"),
      "codegen.tile_source", ["staged tile 'smem_a' computes 'elementwise' of ['gmem_a']; a GEMM stage is a copy of one "
                              "input tensor"]),
