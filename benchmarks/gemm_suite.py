@@ -8,8 +8,8 @@ For every shape and dtype, in one process and on the same fresh random data:
 2. the peers: cuBLAS (``cupy.matmul`` for fp16, ``cublasGemmEx`` for bf16) and a persistent TMA
    matmul in Triton (``triton_matmul``, its tile configuration picked the same way), each
    checked against the float32 reference before it is timed;
-3. the design, cuBLAS and Triton timed interleaved, round after round (CUDA events around
-   each launch), medians reported.
+3. the design, cuBLAS and Triton timed interleaved, round after round (``runtime.timing``:
+   batches of launches queued behind a GPU hold, on one created stream), medians reported.
 
 Results go to a JSON-lines file as each item finishes; a rerun skips finished items and records
 an item that a crash interrupted as crashed, so a driver loop resumes past a fault.
