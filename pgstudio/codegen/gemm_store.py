@@ -55,8 +55,6 @@ def c_type(dtype: str) -> str:
     return "float" if dtype == "float32" else "u16"
 
 
-#: Named barriers of storing tasks: this plus the task's index (0 is __syncthreads, 1 the MMA task's).
-TASK_BAR_BASE = 2
 #: Chunks a thread reads before it computes and stores them: their shared-memory loads overlap
 #: (one chunk at a time leaves the storing warps waiting on each load's latency).
 BATCH = 4
@@ -99,9 +97,9 @@ class StoreSteps:
 
     def tma_store(self, out) -> None:
         """The output is the staged accumulator itself, staged in its type and TMA layout: one
-        thread has the TMA engine store each panel (the engine clips the problem's edges and
-        writes whole lines whatever the row pitch), waits until the engine has read the staging
-        buffer, and the task's threads meet before they release it."""
+        thread has the TMA engine store each panel (the engine clips the problem's edges), waits
+        until the engine has read the staging buffer, and the task's threads meet before they
+        release it."""
         c, p = self.c, self.p
         st = p.staging
         tm = next(m.param for m in p.tensor_maps if m.tensor == out.name)
@@ -112,7 +110,7 @@ class StoreSteps:
                 c(f"tma_store_2d(&{tm}, stg + {q * st.panel_stride}u, n0 + {q * st.panel_cols}, m0);")
             c("bulk_commit();", "bulk_wait_read();  // the engine has read the staging buffer")
         if self.nt > 32:
-            c(f"named_bar_sync({TASK_BAR_BASE} + {self.i}, {self.nt});  // ... before any thread of the task releases it")
+            c(f"named_bar_sync({p.store_barrier(self.t.name)}, {self.nt});  // ... before any thread of the task releases it")
         else:
             c("__syncwarp();  // ... before any thread of the task releases it")
 

@@ -66,6 +66,10 @@ B_MAJORS = ("mn", "k")
 #: each a work unit of the persistent loop; the last unit of a tile to finish adds the others'
 #: fp32 partials (kept in a global workspace) and stores the tile.
 MAX_SPLIT_K = 16
+#: Named barriers (16 per block): 0 is __syncthreads, 1 the MMA task's; each task that stores an
+#: output through TMA takes one of the rest.
+TASK_BAR_BASE = 2
+MAX_TMA_STORE_TASKS = 16 - TASK_BAR_BASE
 #: Thread-block clusters (problem keys ``CLUSTER_M``, ``CLUSTER_N``): a pair of blocks along N
 #: computes neighbouring tiles of one tile row and shares its A tile, along M it shares B; each
 #: block loads half of the shared tile's rows for both (TMA multicast), and a stage of it is free

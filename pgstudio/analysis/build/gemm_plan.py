@@ -24,7 +24,7 @@ from ...model.targets import ARCHES, DTYPE_BYTES
 from ...model.task import Task
 from ..layout import BarrierLayout, Staging, copied_out, smem_layout
 from .gemm_checks import Checks, option_error
-from .gemm_limits import B_MAJORS, SPACES, launch_registers, panel_bytes, warpgroup_grid
+from .gemm_limits import B_MAJORS, MAX_TMA_STORE_TASKS, SPACES, TASK_BAR_BASE, launch_registers, panel_bytes, warpgroup_grid
 from .planned import Planned
 from .steps import check_async_ops, check_step_targets, check_tasks_scheduled
 
@@ -109,6 +109,12 @@ class GemmPlan:
     pointer_inputs: tuple[str, ...]  # gmem inputs read by threads (async producers)
     problem: dict = field(default_factory=dict)
     tma_stores: tuple[str, ...] = ()  # outputs the TMA engine stores from the staging buffer as they are
+
+    def store_barrier(self, task: str) -> int:
+        """The named barrier id a task storing through TMA meets on before it releases the staging."""
+        storers = [t.name for t in self.design.tasks if any(
+            s.op == "store" and s.target in self.tma_stores for s in (t.schedule.steps() if t.schedule else ()))]
+        return TASK_BAR_BASE + storers.index(task)
     cluster: tuple[int, int] = (1, 1)  # (CLUSTER_M, CLUSTER_N): blocks per cluster along M and N
     multicast: str | None = None  # the operand tile a cluster shares (TMA multicast, half by each block)
     peer_sets: tuple[str, ...] = ()  # empty barrier sets of the multicast tile: released in both blocks
@@ -226,6 +232,13 @@ def plan_gemm(design: Design, arch: str = "sm_90a", b_major: str | None = None,
     st = sl.staging[0]
     tma_stores = tuple(o for o in outputs if splits == 1 and st.swizzled and out_spaces[o] == "MN"
                        and copied_out(d, acc, d.resource(o).dtype) and d.resource(o).dtype == st.dtype)
+    # each task that stores through TMA meets on a named barrier of its own (ids 2..15): any more
+    # tasks than that store with their threads
+    storers = [t.name for t in d.tasks if any(s.op == "store" and s.target in tma_stores
+                                              for s in (t.schedule.steps() if t.schedule else ()))]
+    keep = set(storers[:MAX_TMA_STORE_TASKS])
+    tma_stores = tuple(o for o in tma_stores if any(
+        t.name in keep for t in d.tasks for s in (t.schedule.steps() if t.schedule else ()) if s.target == o))
     for o in tma_stores:  # box: one swizzled panel of the staging buffer (all BM rows)
         maps[(o, bm, st.panel_cols)] = TensorMap(f"tm_{o}", o, "MN", bm, st.panel_cols, st.panel, st.dtype)
     n_wg = mma.num_warps // 4
