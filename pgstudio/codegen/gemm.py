@@ -163,11 +163,6 @@ class _Task(StoreSteps):
         """An umma consumer's commit-arrives on the empty barrier of the stages its MMAs read."""
         return [a for a in rs.actions if a.after_mma and a.role is Role.EMPTY]
 
-    def tma_stores(self) -> list[str]:
-        """The outputs this task stores through the TMA engine (``GemmPlan.tma_stores``)."""
-        return [s.target for s in (self.t.schedule.steps() if self.t.schedule else ())
-                if s.op == "store" and s.target in self.p.tma_stores]
-
     # -- walking ---------------------------------------------------------------------------------
     def emit(self) -> None:
         t, c = self.t, self.c
@@ -191,7 +186,7 @@ class _Task(StoreSteps):
               f"float acc[{r}][{self.p.wg_cols // 2}];  // the emulated tensor-memory accumulator")
         self.walk(self.plan.nodes)
         c(f"{self.label}: ;")
-        if self.tma_stores():
+        if self.t.name in self.p.tma_store_tasks:
             c("if (tt == 0) bulk_wait_all();  // this task's TMA stores have reached global memory")
         if self.is_mma and self.sm90:
             c("wgmma_wait<0>();  // nothing may stay in flight past here")

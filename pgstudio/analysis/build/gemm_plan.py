@@ -109,15 +109,14 @@ class GemmPlan:
     pointer_inputs: tuple[str, ...]  # gmem inputs read by threads (async producers)
     problem: dict = field(default_factory=dict)
     tma_stores: tuple[str, ...] = ()  # outputs the TMA engine stores from the staging buffer as they are
-
-    def store_barrier(self, task: str) -> int:
-        """The named barrier id a task storing through TMA meets on before it releases the staging."""
-        storers = [t.name for t in self.design.tasks if any(
-            s.op == "store" and s.target in self.tma_stores for s in (t.schedule.steps() if t.schedule else ()))]
-        return TASK_BAR_BASE + storers.index(task)
+    tma_store_tasks: tuple[str, ...] = ()  # the tasks storing them, in design order
     cluster: tuple[int, int] = (1, 1)  # (CLUSTER_M, CLUSTER_N): blocks per cluster along M and N
     multicast: str | None = None  # the operand tile a cluster shares (TMA multicast, half by each block)
     peer_sets: tuple[str, ...] = ()  # empty barrier sets of the multicast tile: released in both blocks
+
+    def store_barrier(self, task: str) -> int:
+        """The named barrier id a task storing through TMA meets on before it releases the staging."""
+        return TASK_BAR_BASE + self.tma_store_tasks.index(task)
 
     @property
     def cluster_size(self) -> int:
@@ -230,15 +229,14 @@ def plan_gemm(design: Design, arch: str = "sm_90a", b_major: str | None = None,
         elif t.source not in pointer_inputs:
             pointer_inputs.append(t.source)
     st = sl.staging[0]
-    tma_stores = tuple(o for o in outputs if splits == 1 and st.swizzled and out_spaces[o] == "MN"
-                       and copied_out(d, acc, d.resource(o).dtype) and d.resource(o).dtype == st.dtype)
-    # each task that stores through TMA meets on a named barrier of its own (ids 2..15): any more
-    # tasks than that store with their threads
-    storers = [t.name for t in d.tasks if any(s.op == "store" and s.target in tma_stores
-                                              for s in (t.schedule.steps() if t.schedule else ()))]
-    keep = set(storers[:MAX_TMA_STORE_TASKS])
-    tma_stores = tuple(o for o in tma_stores if any(
-        t.name in keep for t in d.tasks for s in (t.schedule.steps() if t.schedule else ()) if s.target == o))
+    by_tma = {o for o in outputs if splits == 1 and st.swizzled and out_spaces[o] == "MN"
+              and copied_out(d, acc, d.resource(o).dtype) and d.resource(o).dtype == st.dtype}
+    # each task that stores through TMA meets on a named barrier of its own (ids 2..15): the tasks
+    # past that store with their threads
+    stored_by = {t.name: {s.target for s in (t.schedule.steps() if t.schedule else ()) if s.op == "store"} & by_tma
+                 for t in d.tasks}
+    store_tasks = tuple(t for t, outs in stored_by.items() if outs)[:MAX_TMA_STORE_TASKS]
+    tma_stores = tuple(o for o in outputs if any(o in stored_by[t] for t in store_tasks))
     for o in tma_stores:  # box: one swizzled panel of the staging buffer (all BM rows)
         maps[(o, bm, st.panel_cols)] = TensorMap(f"tm_{o}", o, "MN", bm, st.panel_cols, st.panel, st.dtype)
     n_wg = mma.num_warps // 4
@@ -250,7 +248,7 @@ def plan_gemm(design: Design, arch: str = "sm_90a", b_major: str | None = None,
         smem_bytes=sl.total_bytes, aligned_by_hand=bool(sl.slack), num_threads=threads, launch_regs=launch,
         mma_wgs=tuple(range(mma.warp_idx // 4, (mma.warp_idx + mma.num_warps) // 4)), tensor_maps=tuple(maps.values()),
         gmem_spaces=gmem_spaces, outputs=tuple(outputs), pointer_inputs=tuple(pointer_inputs), problem=d.problem_dict,
-        tma_stores=tma_stores, cluster=cluster, multicast=multicast,
+        tma_stores=tma_stores, tma_store_tasks=store_tasks, cluster=cluster, multicast=multicast,
         peer_sets=tuple(bs.name for bs in layout.sets if multicast in bs.members and bs.role is Role.EMPTY)
         if multicast else ()))
 

@@ -170,7 +170,7 @@ def tile_space(m: int, n: int, k: int, dtype: str, sms: int = SMS_H100) -> tuple
                         cost = waves * bm * bn * bk * -(-k_tiles // s)
                         found.append(GemmTiles(bm, bn, bk, stages, s, cost))
                         if s == 1:  # pairs of blocks sharing A (along N) or B (along M), where there are pairs
-                            found += [GemmTiles(bm, bn, bk, stages, 1, cost * 0.99, cl) for cl in SPACE_CLUSTERS
+                            found += [GemmTiles(bm, bn, bk, stages, 1, cost, cl) for cl in SPACE_CLUSTERS
                                       if (-(-m // bm) if cl[0] > 1 else -(-n // bn)) >= 2]
     found.sort(key=lambda t: (t.cost, t.split_k, -t.bn, -t.stages))
     return tuple(found)
