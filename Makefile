@@ -4,13 +4,13 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 EXTRAS ?= dev,render,studio,nvrtc,cluster
 # `make test` also installs NVIDIA's TS wheel (the `ts` extra, ~320 MB) for the round-trip tests;
-# `make demo` does not need it.
-TEST_EXTRAS ?= $(EXTRAS),ts
+# `make demo` does not need it; the `docs` extra builds the documentation site (`make docs`).
+TEST_EXTRAS ?= $(EXTRAS),ts,docs
 comma := ,
 STAMP := $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
 TEST_STAMP := $(VENV)/.installed-$(subst $(comma),-,$(TEST_EXTRAS))
 
-.PHONY: demo test test-gpu lab studio notebooks bench install clean
+.PHONY: demo test test-gpu docs lab studio notebooks bench install clean
 
 # One stamp per set of extras: .installed-dev-render-studio-nvrtc installs ".[dev,render,studio,nvrtc]".
 $(VENV)/.installed-%: pyproject.toml
@@ -27,6 +27,11 @@ demo: $(STAMP)
 test: $(TEST_STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -q
+
+# The documentation site into site/: the semantics and architecture pages, the guide, the notebooks
+# with their recorded outputs and the API reference; any warning (a dangling link) fails the build.
+docs: $(TEST_STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 # On a machine with an NVIDIA GPU: the GPU tests too (they skip elsewhere).
 test-gpu:
@@ -45,4 +50,4 @@ notebooks: $(STAMP)
 	$(BIN)/python notebooks/_build.py
 
 clean:
-	rm -rf $(VENV) pgstudio-demo .pytest_cache
+	rm -rf $(VENV) pgstudio-demo .pytest_cache site .cache

@@ -1,4 +1,4 @@
-"""The house rules of imports (ARCHITECTURE.md), read from the folders alone.
+"""The house rules of imports (docs/architecture.md), read from the folders alone.
 
 A design flows one way -- model -> analysis -> render / codegen -> runtime -> studio / ts -> cli --
 and every import, at module level, inside a function or under ``TYPE_CHECKING``, points backwards

@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[1]
 #: pip name -> conda-forge name where they differ; None: not on conda-forge (a binary stands in).
 CONDA_NAME = {"graphviz": "python-graphviz", "matplotlib": "matplotlib-base", "graphviz-pure": None}
 #: Extras that environment.yml mirrors; the GPU-only ones are named there in a comment.
-MIRRORED = ("render", "studio", "nvrtc", "cluster", "ts", "dev")
+MIRRORED = ("render", "studio", "nvrtc", "cluster", "ts", "dev", "docs")
 GPU_ONLY = ("gpu", "triton")
 
 

@@ -18,6 +18,7 @@ import sys
 import traceback
 from types import ModuleType
 
+from .. import __version__
 from ..errors import PgStudioError
 from . import bench, check, compile, demo, emit, example, export_ts, import_ts, lab, render, sweep, trace
 from ._common import load_design
@@ -30,6 +31,7 @@ COMMANDS: tuple[ModuleType, ...] = (demo, check, example, render, emit, compile,
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="pgstudio", description="design, check, draw, compile and benchmark "
                                      "mbarrier pipelines and PipelineGroups")
+    parser.add_argument("--version", action="version", version=f"pgstudio {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     for module in COMMANDS:
         p = sub.add_parser(module.NAME, help=module.HELP, description=module.HELP)
