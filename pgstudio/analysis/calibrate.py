@@ -29,6 +29,14 @@ Measured runs are taken with one block per SM, because that is what the cost mod
 
 ``H200_FITTED`` keeps the constants fitted on an H200 (``H200_OBSERVED`` holds the measured
 statistics they were fitted to); ``H200`` (``cost.py``) stays the datasheet model.
+
+Whole-kernel times are calibrated too (``fit_machine``): the kernel-time model of ``predict.py``
+reads a ``machine.Machine``, and ``fit_machine`` adjusts its ``FITTABLE`` constants so the
+predicted times of a recording's runs (``Workload`` + measured ms, and measured ratios between two
+variants) match (``kernel_fit.py``): the same coordinate search over log-scaled values, minimising squared log
+errors.  ``calibrate(recording)`` reads a recording file (``benchmarks/predict.py --record``),
+fits, and with ``store=FOLDER`` keeps the fit there under the recording's device kind
+(``fitted.py``).
 """
 
 from __future__ import annotations
@@ -40,6 +48,7 @@ from typing import Iterable, Mapping, Sequence
 
 from ..model.design import Design
 from .cost import H200, CostModel
+from .kernel_fit import KernelFit, Recording, calibrate, fit_machine, read_recording
 from .simulate import simulate
 from .timeline import BLOCKED, SYNC, WORK, Timeline
 
@@ -262,5 +271,6 @@ def calibration_report(runs: Iterable[tuple[Design, Timeline]], cost: CostModel 
     return CalibrationReport(tuple(rows), note)
 
 
-__all__ = ["CalibrationReport", "Comparison", "FITTED", "Fit", "H200_FITTED", "H200_FITTED_VALUES", "H200_OBSERVED",
+__all__ = ["KernelFit", "Recording", "calibrate", "fit_machine", "read_recording",
+           "CalibrationReport", "Comparison", "FITTED", "Fit", "H200_FITTED", "H200_FITTED_VALUES", "H200_OBSERVED",
            "calibration_report", "compare", "fit", "fit_stats", "mismatch", "timeline_stats"]

@@ -1,0 +1,184 @@
+#!/usr/bin/env python3
+"""Predicted vs measured kernel time, for the sweep of every canonical design.
+
+On a GPU: each canonical design (streaming and GEMM families) is swept over stages x tiles x
+every grouping (``pgstudio.runtime.sweep``: each variant compiled, verified on fresh random
+inputs with a poisoned output, then timed; only verified runs count), and every verified variant
+is predicted by ``pgstudio.analysis.predict`` for the same problem and occupancy.  Per family it
+prints Spearman's rank correlation and the median absolute error, then the worst variants.
+``--quick`` sweeps a reduced set (a few minutes on an H200); ``--record PATH`` writes the
+measurements as a recording that ``pgstudio.analysis.calibrate.calibrate`` reads; ``--fit PATH``
+also fits the machine constants to them and writes a fitted file (e.g.
+``pgstudio/analysis/fitted/h200.json``, the default every user gets).
+
+Without a GPU: ``--recording PATH`` compares the model with an existing recording (the shipped
+``pgstudio/analysis/fitted/h200_recorded.json`` by default); ``--repo-figures`` rewrites that
+file from the H200 figures the repository quotes (``notebooks/recorded``, the README) and
+``--fit`` refits the shipped constants from it.
+
+    python benchmarks/predict.py --quick --record h200_sweep.json --fit pgstudio/analysis/fitted/h200.json
+    python benchmarks/predict.py                     # CPU: the model against the shipped recording
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import sys
+import time
+from statistics import median
+
+from pgstudio import examples
+from pgstudio.analysis.fitted import H200_RECORDING, save_machine, shipped_h200
+from pgstudio.analysis.kernel_fit import Ratio, Recording, Run, fit_machine, rank_correlation, read_recording
+from pgstudio.analysis.machine import H200_DATASHEET
+from pgstudio.analysis.predict import predict_workload
+from pgstudio.analysis.workload import workload
+from pgstudio.runtime.reshape import with_grouping, with_stages, with_tile
+
+COMMAND = "python benchmarks/predict.py"
+#: The sweep of each family: (stages, tiles); None = the sweep's defaults (every grouping always).
+FULL = {name: (None, None) for name in examples.CANONICAL}
+QUICK_STREAM = ((2, 4, 8), (1024, 4096, 8192))
+QUICK_GEMM = ((2, 3, 4, 6), ("128x64x64", "128x128x64", "128x256x64"))
+#: Streaming sweeps move this many elements per operand (the designs' default).
+STREAM_N = 1 << 24
+
+
+def _axes(name: str, quick: bool):
+    if not quick:
+        return FULL[name]
+    stages, tiles = QUICK_STREAM if name in examples.STREAMING else QUICK_GEMM
+    bn = examples.example(name).problem_dict.get("BN", 0)
+    tiles = tuple(t for t in tiles if isinstance(t, int) or int(t.split("x")[1]) <= bn)
+    return stages, tiles
+
+
+def measure(names: list[str], quick: bool, rounds: int) -> list[Run]:
+    """Sweep each family on this machine's GPU; the verified variants as runs."""
+    from pgstudio.runtime.sweep import OK, sweep
+    runs = []
+    for name in names:
+        base = examples.example(name)
+        stages, tiles = _axes(name, quick)
+        t0 = time.perf_counter()
+        table = sweep(base, stages, tiles, n=STREAM_N if name in examples.STREAMING else None, rounds=rounds,
+                      progress=False)
+        ok = [r for r in table.rows if r.status == OK]
+        print(f"{name}: {len(ok)} of {len(table.rows)} variants verified and timed in {time.perf_counter() - t0:.0f} s")
+        for r in ok:
+            d = r.variant.build(base)
+            n = STREAM_N if name in examples.STREAMING else None
+            runs.append(Run(name, r.label, workload(d, num_elements=n, blocks_per_sm=r.blocks_per_sm), r.median_ms))
+    return runs
+
+
+def report(runs: list[Run], machine, worst: int = 8) -> dict[str, tuple[float, float]]:
+    """Print per family Spearman and median |error|, then the worst variants; return them."""
+    rows = [(r, predict_workload(r.workload, machine).ms) for r in runs]
+    out = {}
+    print(f"model: {machine.label()}")
+    print(f"{'family':<20} {'variants':>8} {'spearman':>9} {'median |err|':>12}")
+    for fam in dict.fromkeys(r.family for r in runs):
+        mine = [(r, p) for r, p in rows if r.family == fam]
+        rho = rank_correlation([p for _, p in mine], [r.ms for r, _ in mine])
+        err = median(abs(p / r.ms - 1) for r, p in mine)
+        out[fam] = (rho, err)
+        print(f"{fam:<20} {len(mine):>8} {rho:>9.3f} {100 * err:>11.1f}%")
+    allerr = median(abs(p / r.ms - 1) for r, p in rows)
+    print(f"{'all':<20} {len(rows):>8} {rank_correlation([p for _, p in rows], [r.ms for r, _ in rows]):>9.3f} "
+          f"{100 * allerr:>11.1f}%")
+    print("\nworst variants (predicted vs measured):")
+    for r, p in sorted(rows, key=lambda rp: -abs(rp[1] / rp[0].ms - 1))[:worst]:
+        print(f"  {r.family:<18} {r.label:<34} predicted {p * 1000:9.1f} us  measured {r.ms * 1000:9.1f} us  "
+              f"{100 * (p / r.ms - 1):+6.1f}%")
+    return out
+
+
+def _gemm(name, m=4096, n=4096, k=4096, **kw):
+    return examples.example(name, m=m, n=n, k=k, **kw)
+
+
+def _stream(name, stages, tile_bytes, grouping="designed"):
+    d = with_stages(with_tile(examples.example(name), (tile_bytes,)), stages)
+    return with_grouping(d, grouping)
+
+
+def repo_figures() -> Recording:
+    """The H200 kernel times the repository quotes, as a recording (each label names its source)."""
+    nb = "notebooks/recorded (benchmarks/notebooks.py --record, 2026-12-01)"
+    figures = [  # (family, label, design, ms)
+        ("merge_gemm", f"4096^3 128x256x64 s3, {nb}", _gemm("merge_gemm"), 0.1885),
+        ("merge_gemm", f"4096^3 ungrouped, {nb}", with_grouping(_gemm("merge_gemm"), "ungrouped"), 0.1887),
+        ("fused_merge_gemm", f"4096^3 128x256x64 s3, {nb}", _gemm("fused_merge_gemm"), 0.1881),
+        ("fused_merge_gemm", f"4096^3 ungrouped, {nb}", with_grouping(_gemm("fused_merge_gemm"), "ungrouped"), 0.1886),
+        ("fork_gemm_act", f"4096^3 128x128x64 s3, {nb}", _gemm("fork_gemm_act"), 0.2803),
+        ("fork_gemm_act", f"4096^3 ungrouped, {nb}", with_grouping(_gemm("fork_gemm_act"), "ungrouped"), 0.3321),
+        ("merge_gemm", "128x8192x8192 128x64x64 s8, README (small M)",
+         _gemm("merge_gemm", 128, 8192, 8192, num_stages=8, bn=64), 0.0454),
+        ("merge_gemm", "8192^3 128x256x64 s3, README (1.02x cuBLAS's ~1.65 ms)", _gemm("merge_gemm", 8192, 8192, 8192),
+         1.62),
+        ("merge_copy", f"6 x 4096 B, {nb}", _stream("merge_copy", 6, 4096), 0.0506),
+        ("merge_copy", f"4 x 8192 B as designed, {nb}", _stream("merge_copy", 4, 8192), 0.0521),
+        ("merge_copy", f"6 x 4096 B ungrouped, {nb}", _stream("merge_copy", 6, 4096, "ungrouped"), 0.0506),
+        ("fork_copy", f"4 x 4096 B, {nb}", _stream("fork_copy", 4, 4096), 0.0532),
+        ("fork_copy", f"4 x 8192 B as designed, {nb}", _stream("fork_copy", 4, 8192), 0.0549),
+        ("fork_copy", f"4 x 4096 B ungrouped, {nb}", _stream("fork_copy", 4, 4096, "ungrouped"), 0.0535),
+        ("fused_merge_copy", f"6 x 4096 B, {nb}", _stream("fused_merge_copy", 6, 4096), 0.0504),
+        ("fused_merge_copy", f"4 x 8192 B as designed, {nb}", _stream("fused_merge_copy", 4, 8192), 0.0520),
+        ("fused_merge_copy", f"6 x 4096 B ungrouped, {nb}", _stream("fused_merge_copy", 6, 4096, "ungrouped"), 0.0506),
+    ]
+    runs = tuple(Run(f, label, workload(d), ms) for f, label, d, ms in figures)
+    sweep = "merge_gemm 4096^3 sweep at 128x128x64 (pgstudio sweep, 32 verified variants)"
+    g = lambda s: workload(_gemm("merge_gemm", num_stages=s, bn=128))  # noqa: E731
+    ratios = (Ratio(f"2 stages / 4 stages, {sweep}", g(2), g(4), 2.5),
+              Ratio(f"3 stages / 5 stages, {sweep}", g(3), g(5), 1.35))
+    return Recording("NVIDIA H200", "NVIDIA_H200-132sm-cc90", "2026-12-01", f"{COMMAND} --repo-figures", runs, ratios)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--quick", action="store_true", help="a reduced variant set (GPU: a few minutes)")
+    p.add_argument("--designs", nargs="*", default=list(examples.CANONICAL), choices=list(examples.CANONICAL))
+    p.add_argument("--rounds", type=int, default=10, help="timed launches per variant (GPU)")
+    p.add_argument("--record", help="write the measurements to this recording (GPU)")
+    p.add_argument("--recording", help="compare with this recording instead of measuring")
+    p.add_argument("--repo-figures", action="store_true", help="rewrite the shipped recording from the repo's figures")
+    p.add_argument("--fit", help="fit the machine constants to the measurements and write the fitted file here")
+    args = p.parse_args(argv)
+    from pgstudio.runtime._cupy import gpu_available
+    if args.repo_figures:
+        rec = repo_figures()
+        print(f"wrote {rec.write(H200_RECORDING)} ({len(rec.runs)} runs, {len(rec.ratios)} ratios)")
+    elif args.recording or not gpu_available():
+        rec = read_recording(args.recording or H200_RECORDING)
+        print(f"recording: {args.recording or H200_RECORDING} ({rec.device}, {rec.date}, {len(rec.runs)} runs)")
+    else:
+        from pgstudio.runtime.recorded import device_name
+        from pgstudio.runtime.tuning import device_kind
+        t0 = time.perf_counter()
+        runs = measure(args.designs, args.quick, args.rounds)
+        date = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+        cmd = " ".join([COMMAND, *(argv if argv is not None else sys.argv[1:])])
+        rec = Recording(device_name(), device_kind(), date, cmd, tuple(runs))
+        print(f"measured {len(runs)} verified variants in {time.perf_counter() - t0:.0f} s")
+        if args.record:
+            print(f"wrote {rec.write(args.record)}")
+    if not rec.runs:
+        print("no verified runs to compare")
+        return 1
+    print("\n-- the shipped model --")
+    report(list(rec.runs), shipped_h200())
+    if args.fit:
+        what = f"{rec.device}, {rec.date[:10]}, {len(rec.runs)} measured kernels ({rec.command})"
+        fit = fit_machine(rec.runs, rec.ratios, H200_DATASHEET.replace(name=rec.device or "NVIDIA H200"),
+                          fitted_on=what)
+        print(f"\n{fit}")
+        save_machine(args.fit, fit.machine, rec.device_kind, fit.summary())
+        print(f"wrote {args.fit}\n\n-- the fitted model --")
+        report(list(rec.runs), fit.machine)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,214 @@
+"""How long a design's whole kernel takes on a device: a model a teacher can explain.
+
+A persistent kernel runs its work (tiles, or GEMM output tiles x K parts) in *rounds*: every
+block takes one unit, the last round only the units that are left (the tail).  Inside a unit a
+block runs a pipeline whose steady *period* (time per k tile, or per tile) is the slowest of:
+
+================  ===========================================================================
+``compute``       the consumer's own work per iteration: a GEMM's MMA flops at the SM's tensor
+                  rate plus ``k_tile_overhead_ns``; a streaming consumer's bytes through its
+                  threads, and its barrier actions
+``issue``         the producer issuing its copies (``issue_ns`` each) and barrier actions
+``memory``        Little's law for the S stages in flight: a stage is busy for one load latency
+                  ``L`` plus the time the consumer keeps it, so S stages serve at most
+                  ``S / (L + hold)`` iterations per ns -- ``L / (S - release_lag)`` for a GEMM,
+                  whose consumer gives a stage back one k step late, ``(L + compute) / S`` for a
+                  streaming one; and the bandwidth every active block shares (L2 for a GEMM's
+                  operands, HBM for the bytes that miss L2 and for streams).  The two combine as
+                  a smooth maximum (``knee``): near the corner, queueing costs a little of both.
+================  ===========================================================================
+
+A GEMM unit adds the accumulator's write-out to the staging buffer; its epilogue (the TMA store,
+a residual load) overlaps the next unit's mainloop and is exposed only when it is longer, and
+after the last unit.  Clusters share one operand tile by multicast (each block loads half of it);
+split-K units add their fp32 partials' round trip.  The whole kernel adds ``launch_ns`` and one
+load latency of fill, and can never beat its HBM bytes at the sustained bandwidth.
+
+``predict(design)`` is that time in milliseconds for the design's own problem with the default
+(calibrated) machine; ``prediction(design)`` says which limit set it.
+
+    >>> from pgstudio import examples
+    >>> ms = predict(examples.merge_gemm())
+    >>> 0.1 < ms < 0.3
+    True
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ..model.design import Design
+from ..model.targets import DTYPE_BYTES
+from .guard import on_errors
+from .machine import Machine
+from .workload import GEMM, Workload, workload
+
+#: Output tiles of one group of M-tile rows the GEMM kernel walks before moving along N (its
+#: persistent tile order, which keeps A and B panels in L2 while a group is worked on).
+GROUP_M = 8
+#: Registers per thread a streaming kernel is assumed to use when nothing was measured.
+STREAM_REGISTERS = 32
+#: Bytes per SM the runtime reserves beside a block's dynamic shared memory.
+SMEM_RESERVED = 1024
+#: The smallest ``stages - release_lag`` the model divides by (one stage barely pipelines).
+MIN_SLACK = 0.1
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """A predicted kernel time and its parts (nanoseconds unless named otherwise)."""
+
+    design: str
+    ms: float
+    period_ns: float  # steady period of a full round (per k tile or per tile)
+    bound: str  # which limit sets the period: compute | issue | latency | bandwidth
+    rounds: int  # rounds of units over the persistent grid (the last one may be partial)
+    blocks: int  # blocks of the grid
+    units: int  # work units (tiles, or output tiles x K parts)
+    iterations: int  # pipeline iterations per unit (k tiles, or 1 tile)
+    machine: str = ""
+
+    def summary(self) -> str:
+        return (f"predicted {self.ms * 1000:.1f} us for {self.design}: {self.units} units on {self.blocks} blocks "
+                f"({self.rounds} round(s)), {self.period_ns:.0f} ns per iteration, {self.bound}-bound "
+                f"[{self.machine}]")
+
+    def __str__(self) -> str:
+        return self.summary()
+
+
+def soft_max(values: list[float], knee: float) -> float:
+    """A maximum that rounds its corner: (sum v^knee)^(1/knee); a large ``knee`` is the plain max."""
+    top = max(values)
+    if top <= 0 or math.isinf(top):
+        return top
+    return top * sum((v / top) ** knee for v in values) ** (1.0 / knee)
+
+
+def blocks_per_sm(w: Workload, m: Machine) -> int:
+    """Resident blocks per SM: the measured figure, else what threads, registers (GEMM kernels
+    are sized for one block per SM) and shared memory allow."""
+    if w.blocks_per_sm:
+        return w.blocks_per_sm
+    if w.kind == GEMM:
+        return 1
+    by_threads = m.threads_per_sm // max(w.threads, 32)
+    by_regs = m.registers_per_sm // max(w.threads * STREAM_REGISTERS, 1)
+    by_smem = m.smem_per_sm // (w.smem_bytes + SMEM_RESERVED)
+    return max(1, min(32, by_threads, by_regs, by_smem))
+
+
+def _limits(compute: float, issue: float, latency: float, bandwidth: float, knee: float) -> tuple[float, str]:
+    memory = soft_max([latency, bandwidth], knee)
+    period = max(compute, issue, memory)
+    if period == memory:
+        return period, "latency" if latency >= bandwidth else "bandwidth"
+    return period, "compute" if compute >= issue else "issue"
+
+
+def _rounds(units: int, blocks: int) -> list[tuple[int, int]]:
+    """(rounds, active blocks) groups: the full rounds, then the tail."""
+    full, tail = divmod(units, blocks)
+    return [(full, blocks)] * (full > 0) + [(1, tail)] * (tail > 0)
+
+
+def _stream_hbm_bytes(w: Workload, m: Machine) -> float:
+    """HBM bytes of one streamed tile, stores weighted by their cost: each global input once
+    (a second copy of the same tile hits L2), each output once."""
+    return (w.unique_load_bytes or w.load_bytes) + m.hbm_write_cost * w.store_bytes
+
+
+def _stream(w: Workload, m: Machine) -> Prediction:
+    tiles = max(1, -(-w.num_elements // max(w.tile_elems, 1)))
+    per_sm = blocks_per_sm(w, m)
+    blocks = min(tiles, m.sms * per_sm)
+    compute = w.consumer_acts * m.barrier_ns + w.consumer_bytes / (max(w.consumer_threads, 1) * m.thread_bytes_per_ns)
+    issue = w.copies * m.issue_ns + w.producer_acts * m.barrier_ns
+    latency = (m.load_latency_hbm_ns + compute) / max(w.stages, 1)
+    total, period0, bound0 = m.launch_ns + m.load_latency_hbm_ns, 0.0, ""
+    for count, active in _rounds(tiles, blocks):
+        on_sm = -(-active // m.sms)
+        sm_shared = on_sm * w.consumer_bytes / m.smem_bytes_per_ns  # blocks of one SM share its shared memory
+        bandwidth = active * _stream_hbm_bytes(w, m) / m.hbm_sustained
+        period, bound = _limits(max(compute, sm_shared), issue, latency, bandwidth, m.knee)
+        total += count * period
+        if not bound0:
+            period0, bound0 = period, bound
+    floor = m.launch_ns + tiles * _stream_hbm_bytes(w, m) / m.hbm_sustained
+    return Prediction(w.design, max(total, floor) * 1e-6, period0, bound0, -(-tiles // blocks), blocks, tiles, 1,
+                      m.label())
+
+
+def _gemm_hbm_bytes(w: Workload, m: Machine) -> float:
+    """Bytes a GEMM moves through HBM: A once (a group's A panels stay in L2), B once if it fits
+    in L2 else once per group of ``GROUP_M`` tile rows, the outputs, a residual, split-K partials."""
+    esz = DTYPE_BYTES.get(w.dtype, 2)
+    a, b = w.m * w.k * esz, w.n * w.k * esz
+    tiles_m, tiles_n = -(-w.m // w.bm), -(-w.n // w.bn)
+    b_reads = 1 if b <= m.l2_bytes / 2 else -(-tiles_m // GROUP_M)
+    k_tiles_all = -(-w.k // w.bk)
+    side = tiles_m * k_tiles_all * w.store_bytes * m.hbm_write_cost  # per-k-tile outputs: once per A tile
+    tile_io = tiles_m * tiles_n * (w.tile_load_bytes + w.tile_store_bytes * m.hbm_write_cost)
+    partials = tiles_m * tiles_n * (w.split_k - 1) * w.bm * w.bn * 4 * 2 if w.split_k > 1 else 0
+    return a + b * b_reads + side + tile_io + partials
+
+
+def _gemm(w: Workload, m: Machine) -> Prediction:
+    tiles = -(-w.m // w.bm) * -(-w.n // w.bn)
+    units = tiles * max(w.split_k, 1)
+    k_tiles_all = -(-w.k // w.bk)
+    k_tiles = -(-k_tiles_all // max(w.split_k, 1))
+    csize = w.cluster_m * w.cluster_n
+    blocks = min(units, (m.sms * blocks_per_sm(w, m)) // csize * csize)
+    l2_per_k = w.load_bytes - w.shared_bytes / 2 if csize > 1 else w.load_bytes  # multicast: half each
+    hbm = _gemm_hbm_bytes(w, m)
+    l2_total = units * k_tiles * l2_per_k + units * w.tile_load_bytes
+    hit = 1.0 - min(1.0, hbm / max(l2_total, 1.0))
+    latency_ns = m.load_latency_l2_ns + (1.0 - hit) * (m.load_latency_hbm_ns - m.load_latency_l2_ns)
+    compute = (w.consumer_flops / m.tensor_rate(w.dtype) + m.k_tile_overhead_ns + w.consumer_acts * m.barrier_ns)
+    issue = w.copies * m.issue_ns + w.producer_acts * m.barrier_ns
+    latency = latency_ns / max(w.stages - m.release_lag, MIN_SLACK)
+    hbm_per_k = hbm / max(units * k_tiles, 1)
+    writeout = w.staging_bytes / m.smem_bytes_per_ns
+    total, period0, bound0 = m.launch_ns + latency_ns, 0.0, ""
+    epilogue = 0.0
+    for count, active in _rounds(units, blocks):
+        bandwidth = max(active * l2_per_k / m.l2_bytes_per_ns, active * hbm_per_k / m.hbm_sustained)
+        period, bound = _limits(compute, issue, latency, bandwidth, m.knee)
+        epilogue = (w.tile_store_bytes + w.tile_load_bytes) * active / m.hbm_sustained + m.load_latency_hbm_ns
+        mainloop = k_tiles * period + writeout
+        total += count * max(mainloop, epilogue)
+        if not bound0:
+            period0, bound0 = period, bound
+    total += epilogue  # the last unit's epilogue is not hidden behind another mainloop
+    floor = m.launch_ns + hbm / m.hbm_sustained
+    return Prediction(w.design, max(total, floor) * 1e-6, period0, bound0, -(-units // blocks), blocks, units,
+                      k_tiles, m.label())
+
+
+def predict_workload(w: Workload, machine: Machine | None = None) -> Prediction:
+    """The model of the module docstring for one ``Workload``."""
+    m = machine or _default()
+    return _gemm(w, m) if w.kind == GEMM else _stream(w, m)
+
+
+def _default() -> Machine:
+    from .fitted import default_machine
+    return default_machine()
+
+
+def prediction(design: Design, machine: Machine | None = None, *, num_elements: int | None = None,
+               blocks_per_sm: int = 0) -> Prediction:
+    """The predicted kernel time of ``design`` for its problem, with its parts."""
+    with on_errors(design, "the kernel-time model"):
+        return predict_workload(workload(design, num_elements=num_elements, blocks_per_sm=blocks_per_sm), machine)
+
+
+def predict(design: Design, machine: Machine | None = None, *, num_elements: int | None = None) -> float:
+    """The predicted whole-kernel time of ``design`` in milliseconds (``prediction`` for the parts);
+    ``machine`` defaults to the calibrated constants shipped for the H200 (``fitted.default_machine``)."""
+    return prediction(design, machine, num_elements=num_elements).ms
+
+
+__all__ = ["GROUP_M", "Prediction", "blocks_per_sm", "predict", "predict_workload", "prediction", "soft_max"]

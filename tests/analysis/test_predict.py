@@ -1,0 +1,153 @@
+"""The kernel-time model: the physics it claims, the shipped H200 fit and its files."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from pgstudio import examples
+from pgstudio.analysis import H200_DATASHEET, predict, prediction
+from pgstudio.analysis.calibrate import calibrate, fit_machine, read_recording
+from pgstudio.analysis.fitted import (H200_RECORDING, calibration_file, default_machine, load_machine, save_machine,
+                                      shipped_h200)
+from pgstudio.analysis.kernel_fit import Recording, Run, errors, rank_correlation
+from pgstudio.analysis.machine import FITTABLE
+from pgstudio.analysis.predict import predict_workload, soft_max
+from pgstudio.analysis.workload import Workload, workload
+
+
+def _gemm_ms(**kw):
+    return predict(examples.merge_gemm(**kw))
+
+
+def test_every_canonical_design_has_a_positive_kernel_time():
+    for name in examples.CANONICAL:
+        p = prediction(examples.example(name))
+        assert p.ms > 0 and p.units >= p.blocks >= 1 and p.bound in ("compute", "issue", "latency", "bandwidth")
+
+
+def test_stages_hide_load_latency_as_on_the_gpu():
+    # the H200 sweep of merge_gemm 4096^3 at 128x128x64: 2 stages 2.5x slower than 4, 3 stages 1.35x slower than 5
+    t = {s: _gemm_ms(num_stages=s, bn=128) for s in (2, 3, 4, 5, 6)}
+    assert 2.1 < t[2] / t[4] < 2.9
+    assert 1.15 < t[3] / t[5] < 1.55
+    assert t[2] > t[3] > t[4] >= t[5] >= t[6]
+    assert prediction(examples.merge_gemm(num_stages=2, bn=128)).bound == "latency"
+
+
+def test_more_stages_never_slow_a_stream_and_one_stage_is_latency_bound():
+    t = [predict(examples.merge_copy(num_stages=s, tile_bytes=1024)) for s in (1, 2, 4, 8)]
+    assert t[0] > t[1] > t[2] >= t[3]
+    assert prediction(examples.merge_copy(num_stages=1, tile_bytes=1024)).bound == "latency"
+
+
+def test_a_unit_past_the_last_full_wave_costs_a_round():
+    full = prediction(examples.merge_gemm(128 * 11, 256 * 12, 4096))  # 132 tiles: one round
+    tail = prediction(examples.merge_gemm(128 * 11, 256 * 12 + 8, 4096))  # 143 tiles: a second, partial round
+    assert (full.rounds, tail.rounds) == (1, 2)
+    assert 1.7 < tail.ms / full.ms < 2.1
+
+
+def test_streams_are_bound_by_hbm_and_follow_its_bandwidth():
+    d = examples.merge_copy(num_elements=1 << 26)
+    base = prediction(d, H200_DATASHEET)
+    faster = prediction(d, H200_DATASHEET.replace(hbm_bytes_per_ns=2 * H200_DATASHEET.hbm_bytes_per_ns))
+    assert base.bound == "bandwidth" and 1.6 < base.ms / faster.ms < 2.05
+    moved = 3 * (1 << 26) * 4  # two loads and one store of fp32
+    assert base.ms * 1e6 >= moved / H200_DATASHEET.hbm_sustained
+
+
+def test_multicast_halves_the_shared_operand_where_l2_bandwidth_binds():
+    slow_l2 = H200_DATASHEET.replace(l2_bytes_per_ns=2000.0)
+    plain = predict(examples.merge_gemm(128, 8192, 8192, num_stages=8, bn=64), slow_l2)
+    paired = predict(examples.merge_gemm(128, 8192, 8192, num_stages=8, bn=64, cluster=(1, 2)), slow_l2)
+    assert paired < 0.9 * plain
+
+
+def test_the_tensor_cores_bound_a_large_gemm():
+    p = prediction(examples.merge_gemm(8192, 8192, 8192))
+    flops = 2 * 8192 ** 3
+    assert p.bound == "compute" and p.ms * 1e6 > flops / (989_400.0)
+
+
+def test_the_workload_reads_the_design():
+    w = workload(examples.merge_gemm())
+    assert (w.kind, w.m, w.bm, w.bn, w.bk, w.stages) == ("gemm", 4096, 128, 256, 64, 3)
+    assert w.load_bytes == (128 + 256) * 64 * 2 and w.consumer_flops == 2 * 128 * 256 * 64
+    fork = workload(examples.fork_copy(tile_bytes=4096))
+    assert fork.kind == "stream" and fork.load_bytes == 4096 and fork.store_bytes == 2 * 4096
+    assert Workload.from_dict(w.as_dict()) == w
+    with pytest.raises(ValueError, match="not known"):
+        Workload.from_dict({**w.as_dict(), "colour": 1})
+
+
+def test_soft_max_is_a_rounded_maximum():
+    assert soft_max([3.0, 0.0], 4) == 3.0
+    assert 3.0 < soft_max([3.0, 3.0], 4) < 3.6
+    assert soft_max([1.0, 2.0], 200) == pytest.approx(2.0, rel=1e-2)
+
+
+def test_rank_correlation():
+    assert rank_correlation([1, 2, 3], [10, 20, 30]) == pytest.approx(1.0)
+    assert rank_correlation([1, 2, 3], [3, 2, 1]) == pytest.approx(-1.0)
+    assert rank_correlation([1, 1, 2], [5, 5, 9]) == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="equally many"):
+        rank_correlation([1], [1, 2])
+
+
+def test_machine_constants_are_named_and_unknown_ones_refused():
+    assert set(FITTABLE) <= set(H200_DATASHEET.constants())
+    assert H200_DATASHEET.replace(issue_ns=5).issue_ns == 5 and H200_DATASHEET.issue_ns == 20
+    with pytest.raises(ValueError, match="unknown machine constant"):
+        H200_DATASHEET.replace(warp_drive=1)
+
+
+def test_the_shipped_h200_fit_is_what_the_shipped_recording_gives():
+    rec = read_recording(H200_RECORDING)
+    assert rec.device == "NVIDIA H200" and len(rec.runs) >= 10 and rec.ratios
+    fit = fit_machine(rec.runs, rec.ratios, H200_DATASHEET)
+    shipped = shipped_h200()
+    for k in FITTABLE:
+        assert getattr(shipped, k) == pytest.approx(getattr(fit.machine, k), rel=2e-3), k
+    assert "H200" in shipped.label() and "fitted on" in shipped.label()
+    assert default_machine() == shipped
+
+
+def test_the_shipped_fit_predicts_the_recorded_h200_times():
+    rec = read_recording(H200_RECORDING)
+    errs = sorted(abs(e) for e in errors(shipped_h200(), rec.runs))
+    assert errs[len(errs) // 2] < 0.05 and errs[-1] < 0.15
+    before = sorted(abs(e) for e in errors(H200_DATASHEET, rec.runs))
+    assert errs[len(errs) // 2] <= before[len(before) // 2]
+
+
+def test_calibrate_keeps_a_fit_per_device_beside_the_cache(tmp_path):
+    w = workload(examples.merge_copy())
+    truth = H200_DATASHEET.replace(hbm_efficiency=0.6)
+    runs = tuple(Run("merge_copy", f"n={n}", w.replace(num_elements=n), predict_workload(w.replace(num_elements=n),
+                                                                                       truth).ms)
+                 for n in (1 << 22, 1 << 24, 1 << 26))
+    path = Recording("Test GPU", "Test_GPU-8sm-cc90", "2026-12-02", "test", runs).write(tmp_path / "rec.json")
+    fit = calibrate(path, store=tmp_path / "calibration")
+    assert fit.after < fit.before / 10 and fit.median_error < 0.02  # the slower HBM is found
+    got = default_machine("Test_GPU-8sm-cc90", tmp_path / "calibration")
+    assert got.name == "Test GPU" and "3 measured kernels" in got.fitted_on
+    assert default_machine("Other-1sm-cc90", tmp_path / "calibration") == shipped_h200()
+
+
+def test_damaged_files_say_what_is_wrong(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    with pytest.raises(ValueError, match="not a readable"):
+        read_recording(bad)
+    with pytest.raises(ValueError, match="not a readable"):
+        load_machine(bad)
+    bad.write_text(json.dumps({"schema": "pgstudio.fitted-machine", "constants": {"issue_ns": -1}}))
+    with pytest.raises(ValueError, match="positive"):
+        load_machine(bad)
+    kind = "Broken-1sm-cc90"
+    calibration_file(tmp_path, kind).write_text("{}")
+    assert default_machine(kind, tmp_path) == shipped_h200()  # a damaged user fit never breaks a prediction
+    save_machine(calibration_file(tmp_path, kind), H200_DATASHEET.replace(fitted_on="x"), kind, {})
+    assert default_machine(kind, tmp_path).fitted_on == "x"
