@@ -170,11 +170,11 @@ def main(argv: list[str] | None = None) -> int:
     print("\n-- the shipped model --")
     report(list(rec.runs), shipped_h200())
     if args.fit:
-        what = f"{rec.device}, {rec.date[:10]}, {len(rec.runs)} measured kernels ({rec.command})"
+        what = f"{rec.device}, {rec.date[:10]}, {len(rec.runs)} measured kernels"
         fit = fit_machine(rec.runs, rec.ratios, H200_DATASHEET.replace(name=rec.device or "NVIDIA H200"),
                           fitted_on=what)
         print(f"\n{fit}")
-        save_machine(args.fit, fit.machine, rec.device_kind, fit.summary())
+        save_machine(args.fit, fit.machine, rec.device_kind, fit.summary() | {"command": rec.command})
         print(f"wrote {args.fit}\n\n-- the fitted model --")
         report(list(rec.runs), fit.machine)
     return 0

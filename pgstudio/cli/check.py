@@ -1,6 +1,7 @@
 """``pgstudio check FILE [--exhaustive] [--iterations K] [--inner N] [--method reduced|bfs] [--max-states N]
 [--max-seconds S] [--max-memory MB]``:
-every diagnostic, the checker's verdict with its witness, the barrier layout.
+every diagnostic, the checker's verdict with its witness, the barrier layout, and the predicted
+kernel time of the design for its own problem (``analysis.predict``, with the calibrated machine).
 
 With ``--exhaustive`` the checker runs on a design without rule errors only: a verdict about a
 design the rules reject would be a verdict about something else ("checker: not run: fix the errors
@@ -15,6 +16,7 @@ import argparse
 from ..analysis.check import MAX_MEMORY, MAX_SECONDS, MAX_STATES, METHODS, check
 from ..analysis.diagnostics import Report
 from ..analysis.layout import barrier_layout, smem_layout
+from ..analysis.predict import prediction
 from ..analysis.validate import diagnostics
 from ..errors import DesignError
 from ..model.diagnostic import warning
@@ -83,4 +85,17 @@ def run(args: argparse.Namespace) -> int:
         print(smem_layout(design).report())
     except Exception as exc:  # the diagnostics above say what is wrong
         print(f"(no barrier layout: {exc})")
+    print(predicted_text(design, errors))
     return 0 if report.ok else 1
+
+
+def predicted_text(design, errors: bool) -> str:
+    """One line: the predicted kernel time and what bounds it, or why there is none."""
+    if errors:
+        return "predicted kernel time: none (fix the errors above first)"
+    try:
+        p = prediction(design)
+    except Exception as exc:  # a design the model cannot read: say so, keep the rest of the report
+        return f"predicted kernel time: none ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})"
+    return (f"predicted kernel time: {p.ms:.4f} ms ({p.units} work units on {p.blocks} blocks in {p.rounds} round(s), "
+            f"{p.period_ns:.0f} ns per iteration, {p.bound}-bound; model {p.machine})")
