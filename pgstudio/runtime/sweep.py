@@ -13,7 +13,8 @@ Where they run is the executor's business (``executor=``: the default worker pro
 the progress bar (tqdm, with an ETA) and, with ``results=PATH``, are appended to a JSON-lines
 file as they come, so an interrupted or extended sweep resumes where it stopped
 (``sweep_log``).  Without a GPU the sweep compiles every variant and says that nothing was
-timed.  The result is a ``SweepTable``: text, an HTML table, and a heatmap or bars.
+timed.  The result is a ``SweepTable``: text, an HTML table, and a heatmap or bars, with the
+kernel-time model's prediction of every valid variant beside the measured time.
 """
 
 from __future__ import annotations
@@ -129,8 +130,9 @@ def sweep(design: Design, num_stages: Iterable[int] | None = None, tiles: Iterab
     if not timing and not any(r.status == NOT_RUN for r in rows):
         compiled = sum(r.status in (COMPILED, OK) for r in rows)
         note = f"{why_not}: compiled {compiled} of {len(rows)} variants for {arch}; nothing was timed"
-    return SweepTable(design.name, problem, unit, rows, note, time.perf_counter() - t0, ex.describe(),
-                      str(results) if results else "", len(done), {"skipped": skipped, "timing": timing})
+    table = SweepTable(design.name, problem, unit, rows, note, time.perf_counter() - t0, ex.describe(),
+                       str(results) if results else "", len(done), {"skipped": skipped, "timing": timing})
+    return table.with_predictions(design, n=count)  # the model's time beside each variant
 
 
 def _why_not_timed(compile_only: bool | None, ex: Any) -> str:

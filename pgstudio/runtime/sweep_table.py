@@ -5,10 +5,17 @@ invalid or failed variant with its reasons (diagnostic codes and messages), and 
 when nothing was timed and why (no GPU: every variant compiled, none run).  In a notebook it
 displays as a real HTML table with its plot (``render.display.sweep_bundle``, which reads
 ``columns`` / ``cells``).  ``load_sweep(path)`` rebuilds it from a results file (``sweep_log``).
+
+``with_predictions(design)`` adds the model's kernel time of every valid variant
+(``analysis.predict``, the calibrated machine): a ``predicted ms`` column, so a sweep compiled on
+a laptop already ranks its variants before any GPU run, and a timed one shows predicted beside
+measured.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -45,6 +52,7 @@ class SweepRow:
     attempts: int = 1
     where: str = ""
     registers: int = 0
+    predicted_ms: float = NAN  # the kernel-time model's figure (``SweepTable.with_predictions``)
 
     @property
     def variant(self) -> Variant:
@@ -70,7 +78,8 @@ class SweepRow:
                    _num(rec.get("rate")), int(rec.get("smem_bytes") or 0), int(rec.get("blocks_per_sm") or 0),
                    str(rec.get("message") or ""), int(rec.get("runs") or 0), v.warps, v.options,
                    tuple(rec.get("codes") or ()), int(rec.get("cubin_bytes") or 0), _num(rec.get("compile_s")),
-                   int(rec.get("attempts") or 1), str(rec.get("where") or ""), int(rec.get("registers") or 0))
+                   int(rec.get("attempts") or 1), str(rec.get("where") or ""), int(rec.get("registers") or 0),
+                   _num(rec.get("predicted_ms")))
 
 
 @dataclass(frozen=True)
@@ -132,7 +141,37 @@ class SweepTable:
         best = self.best
         if best is not None:
             return f"best: {best.label} at {best.median_ms:.4f} ms ({best.rate:,.{self._digits}f} {self.unit})"
-        return f"best: none ({self.note or 'no variant was timed'})"
+        text = f"best: none ({self.note or 'no variant was timed'})"
+        guess = self.predicted_best
+        return text + (f"; predicted best: {guess.label} at {guess.predicted_ms:.4f} ms" if guess else "")
+
+    # -- the model's figures ----------------------------------------------------------------------
+    @property
+    def _has_predictions(self) -> bool:
+        return any(math.isfinite(r.predicted_ms) for r in self.rows)
+
+    @property
+    def predicted_best(self) -> SweepRow | None:
+        """The valid variant the model predicts fastest (None without predictions)."""
+        rows = [r for r in self.rows if math.isfinite(r.predicted_ms) and r.status in (OK, COMPILED)]
+        return min(rows, key=lambda r: r.predicted_ms, default=None)
+
+    def with_predictions(self, design: Any, machine: Any = None, n: int | None = None) -> "SweepTable":
+        """This table with every valid variant's predicted kernel time (``design``: the swept base
+        design; ``n``: a streaming sweep's element count).  A variant the model cannot read keeps
+        no prediction; nothing here raises for one variant."""
+        from ..analysis.predict import prediction
+        from ..errors import PgStudioError
+        rows = []
+        for r in self.rows:
+            ms = NAN
+            if r.status in (OK, COMPILED, NOT_RUN):
+                try:
+                    ms = prediction(r.variant.build(design), machine, num_elements=n, blocks_per_sm=r.blocks_per_sm).ms
+                except (PgStudioError, ValueError, LookupError, ArithmeticError):
+                    ms = NAN
+            rows.append(dataclasses.replace(r, predicted_ms=ms))
+        return dataclasses.replace(self, rows=tuple(rows))
 
     @property
     def _digits(self) -> int:
@@ -144,7 +183,9 @@ class SweepTable:
         timed = r.status == OK
         return [r.grouping, str(r.num_stages), r.variant.tile_label, *([str(r.warps)] if self._has_warps else []),
                 *([",".join(f"{k}={v}" for k, v in r.options) or "-"] if self._has_options else []), r.status,
-                f"{r.median_ms:.4f}" if timed else "-", f"{r.rate:,.{self._digits}f}" if timed else "-",
+                f"{r.median_ms:.4f}" if timed else "-",
+                *([f"{r.predicted_ms:.4f}" if math.isfinite(r.predicted_ms) else "-"] if self._has_predictions else []),
+                f"{r.rate:,.{self._digits}f}" if timed else "-",
                 f"{r.median_ms / best.median_ms:.3f}" if timed and best else "-",
                 f"{r.smem_bytes / 1024:.1f}" if r.smem_bytes else "-", str(r.blocks_per_sm) if r.blocks_per_sm else "-",
                 f"{r.cubin_bytes:,}" if r.cubin_bytes else "-"]
@@ -160,7 +201,8 @@ class SweepTable:
     def columns(self) -> list[str]:
         """Column titles: warps and options only where a variant sets them."""
         return ["grouping", "stages", "tile", *(["warps"] if self._has_warps else []),
-                *(["options"] if self._has_options else []), "status", "median ms", self.unit, "x best", "smem KiB",
+                *(["options"] if self._has_options else []), "status", "median ms",
+                *(["predicted ms"] if self._has_predictions else []), self.unit, "x best", "smem KiB",
                 "blocks/SM", "cubin B"]
 
     def table(self) -> str:
@@ -189,6 +231,7 @@ class SweepTable:
 
     def __str__(self) -> str:
         return self.table()
+
 
 def load_sweep(path: str | Path) -> SweepTable:
     """The table of a results file (every recorded variant, in the order first recorded)."""

@@ -8,6 +8,7 @@ import math
 import pytest
 
 from pgstudio import examples
+from pgstudio.analysis import predict
 from pgstudio.analysis.layout import barrier_layout
 from pgstudio.analysis.build.gemm_plan import plan_gemm
 from pgstudio.errors import PgStudioError
@@ -242,3 +243,19 @@ def test_the_timing_job_rebuilds_its_variant_and_stops_at_the_gpu(name, variant)
     design = examples.example(name)
     with pytest.raises(GpuUnavailable):
         time_variant(design.to_json(), variant.as_dict(), {"rounds": 3, "warmup": 1})
+
+
+def test_a_compiled_sweep_is_ranked_by_the_predicted_kernel_time():
+    base = examples.merge_gemm()
+    rows = [SweepRow("designed", s, (128, 128, 64), COMPILED) for s in (2, 3, 4)]
+    rows.append(SweepRow("Fork", 4, (128, 128, 64), INVALID, message="[group.collapsed_task] no", codes=("x",)))
+    t = SweepTable("merge_gemm", "4096 x 4096 x 4096 float16 GEMM", "TFLOP/s", tuple(rows)).with_predictions(base)
+    assert "predicted ms" in t.columns() and math.isnan(t.rows[-1].predicted_ms)
+    want = [predict(with_stages(with_tile(base, (128, 128, 64)), s)) for s in (2, 3, 4)]
+    assert [r.predicted_ms for r in t.rows[:3]] == pytest.approx(want)
+    assert want[0] > want[1] > want[2]  # stages hide the load latency
+    assert t.predicted_best.num_stages == 4
+    assert t.verdict().endswith(f"predicted best: designed 4x128x128x64 at {want[2]:.4f} ms")
+    line = next(ln for ln in t.table().splitlines() if ln.startswith("designed") and "  2  " in ln)
+    assert f"{want[0]:.4f}" in line
+    assert "predicted ms" not in SweepTable("x", "", "GB/s", tuple(rows)).columns()  # no model asked: no column
