@@ -42,6 +42,8 @@ class CostModel:
     mma_flops_per_ns: dict = field(default_factory=lambda: {
         "float16": 989_400.0 / H200_SMS, "bfloat16": 989_400.0 / H200_SMS, "float32": 494_700.0 / H200_SMS})
     barrier_ns: float = 10.0
+    mma_overhead_ns: float = 0.0  # an MMA step's cost beyond its flops (the consumer's loop per k tile)
+    mma_release_lag: int = 0  # 1: an MMA task gives a stage back one k step late (sm_90a wgmma)
 
     def replace(self, **changes) -> "CostModel":
         return dataclasses.replace(self, **changes)
@@ -64,7 +66,7 @@ class CostModel:
 
     def mma(self, flops: int, dtype: str) -> float:
         rate = self.mma_flops_per_ns.get(dtype) or self.mma_flops_per_ns["float16"]
-        return flops / rate if flops else self.barrier_ns
+        return flops / rate + self.mma_overhead_ns if flops else self.barrier_ns
 
     def describe(self) -> tuple[tuple[str, object], ...]:
         """The figures as (name, value) pairs (hashable), for a timeline's metadata."""
@@ -78,4 +80,32 @@ class CostModel:
 #: The default model.
 H200 = CostModel()
 
-__all__ = ["CostModel", "H200", "H200_SMS"]
+
+def calibrated_cost(design, machine=None) -> CostModel:
+    """The step costs of one block of ``design`` on ``machine`` (default: the calibrated one,
+    ``fitted.default_machine``), from the kernel-time model (``predict.py``): the load latency
+    under load, the block's share of the bandwidth every active block draws on (L2 and HBM),
+    the SM's tensor rate plus the per-k-tile cost, and MMA releases one k step late.  A
+    simulation with it has the period ``predict`` explains."""
+    from .predict import prediction
+    from .workload import workload
+
+    w = workload(design)
+    p = prediction(design, machine)
+    m = machine
+    if m is None:
+        from .fitted import default_machine
+        m = default_machine()
+    per_block = (w.load_bytes + (w.store_bytes if w.kind == "stream" else 0)) / p.bandwidth_ns if p.bandwidth_ns else 1e9
+    rate = m.tensor_rate(w.dtype)
+    # the simulator queues a copy's bytes on the block's pipe before its latency: keep the round trip
+    latency = max(p.latency_ns - w.load_bytes / per_block, 0.25 * p.latency_ns)
+    return CostModel(clock_ghz=H200.clock_ghz, dram_bytes_per_ns=per_block, bulk_latency_ns=latency,
+                     issue_ns=m.issue_ns, smem_bytes_per_ns=m.smem_bytes_per_ns,
+                     thread_bytes_per_ns=m.thread_bytes_per_ns,
+                     # the simulator looks the rate up by the accumulator's type (float32): give it the operands'
+                     mma_flops_per_ns={"float16": rate, "bfloat16": rate, "float32": rate},
+                     barrier_ns=m.barrier_ns, mma_overhead_ns=m.k_tile_overhead_ns, mma_release_lag=1)
+
+
+__all__ = ["CostModel", "H200", "H200_SMS", "calibrated_cost"]

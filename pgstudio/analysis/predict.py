@@ -68,6 +68,8 @@ class Prediction:
     units: int  # work units (tiles, or output tiles x K parts)
     iterations: int  # pipeline iterations per unit (k tiles, or 1 tile)
     machine: str = ""
+    latency_ns: float = 0.0  # one load's latency under load (L2 hits and HBM misses weighed)
+    bandwidth_ns: float = 0.0  # per iteration of a full round: the shared bandwidth's limit
 
     def summary(self) -> str:
         return (f"predicted {self.ms * 1000:.1f} us for {self.design}: {self.units} units on {self.blocks} blocks "
@@ -126,7 +128,7 @@ def _stream(w: Workload, m: Machine) -> Prediction:
     compute = w.consumer_acts * m.barrier_ns + w.consumer_bytes / (max(w.consumer_threads, 1) * m.thread_bytes_per_ns)
     issue = w.copies * m.issue_ns + w.producer_acts * m.barrier_ns
     latency = (m.load_latency_hbm_ns + compute) / max(w.stages, 1)
-    total, period0, bound0 = m.launch_ns + m.load_latency_hbm_ns, 0.0, ""
+    total, period0, bound0, bw0 = m.launch_ns + m.load_latency_hbm_ns, 0.0, "", 0.0
     for count, active in _rounds(tiles, blocks):
         on_sm = -(-active // m.sms)
         sm_shared = on_sm * w.consumer_bytes / m.smem_bytes_per_ns  # blocks of one SM share its shared memory
@@ -134,10 +136,10 @@ def _stream(w: Workload, m: Machine) -> Prediction:
         period, bound = _limits(max(compute, sm_shared), issue, latency, bandwidth, m.knee)
         total += count * period
         if not bound0:
-            period0, bound0 = period, bound
+            period0, bound0, bw0 = period, bound, bandwidth
     floor = m.launch_ns + tiles * _stream_hbm_bytes(w, m) / m.hbm_sustained
     return Prediction(w.design, max(total, floor) * 1e-6, period0, bound0, -(-tiles // blocks), blocks, tiles, 1,
-                      m.label())
+                      m.label(), m.load_latency_hbm_ns, bw0)
 
 
 def _gemm_hbm_bytes(w: Workload, m: Machine) -> float:
@@ -171,7 +173,7 @@ def _gemm(w: Workload, m: Machine) -> Prediction:
     latency = latency_ns / max(w.stages - m.release_lag, MIN_SLACK)
     hbm_per_k = hbm / max(units * k_tiles, 1)
     writeout = w.staging_bytes / m.smem_bytes_per_ns
-    total, period0, bound0 = m.launch_ns + latency_ns, 0.0, ""
+    total, period0, bound0, bw0 = m.launch_ns + latency_ns, 0.0, "", 0.0
     epilogue = 0.0
     for count, active in _rounds(units, blocks):
         bandwidth = max(active * l2_per_k / m.l2_bytes_per_ns, active * hbm_per_k / m.hbm_sustained)
@@ -180,11 +182,11 @@ def _gemm(w: Workload, m: Machine) -> Prediction:
         mainloop = k_tiles * period + writeout
         total += count * max(mainloop, epilogue)
         if not bound0:
-            period0, bound0 = period, bound
+            period0, bound0, bw0 = period, bound, bandwidth
     total += epilogue  # the last unit's epilogue is not hidden behind another mainloop
     floor = m.launch_ns + hbm / m.hbm_sustained
     return Prediction(w.design, max(total, floor) * 1e-6, period0, bound0, -(-units // blocks), blocks, units,
-                      k_tiles, m.label())
+                      k_tiles, m.label(), latency_ns, bw0)
 
 
 def predict_workload(w: Workload, machine: Machine | None = None) -> Prediction:

@@ -15,6 +15,12 @@ for its cost.  An MMA is modelled as finishing before its task's next step (tens
 not overlapped with the issuing thread's next wait).  Ties are broken by event order, then task
 order, so a run is reproducible.
 
+With a cost model whose ``mma_release_lag`` is set (``cost.calibrated_cost``, as the sm_90a
+generator builds MMA tasks) an MMA task gives a stage back one k step late: its release arrives
+once the next k step's MMA has been issued (``wgmma.wait_group`` retired the previous group), or
+when the k loop ends -- so a stage is held for about a whole period, and stages hide load latency
+on the simulated timeline as much as on the GPU.
+
     >>> from pgstudio import examples
     >>> tl = simulate(examples.merge_copy(), iterations=8)
     >>> tl.meta_dict["status"], tl.iterations
@@ -28,6 +34,7 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from ..model.design import Design
+from ..model.kinds import OpKind
 from ..model.resource import Memory
 from . import mbarrier
 from .cost import H200, CostModel
@@ -73,6 +80,7 @@ class Simulator:
         self._step_start = [0.0] * len(self.tasks)
         self._started = [False] * len(self.tasks)
         self._blocked_since: dict[int, float] = {}
+        self._deferred: dict[int, list[tuple[StepRun, Act]]] = {}  # task -> umma releases not yet given back
         self.now = 0.0
 
     # -- plumbing ---------------------------------------------------------------------------
@@ -120,8 +128,11 @@ class Simulator:
         every barrier operation exact across tasks."""
         runs = self.program.runs[i]
         if self._pc[i] >= len(runs):
+            self._flush(i)
             return
         run = runs[self._pc[i]]
+        if self._act[i] == 0 and run.step.op in ("mma", "commit") and i in self._deferred:
+            self._flush(i)  # the next k step's MMA was issued (or the k loop ended): the last group retired
         name, warps = self.tasks[i].name, self._warps(i)
         t = self.now
         if i in self._blocked_since:  # woken: close the blocked interval
@@ -143,16 +154,10 @@ class Simulator:
                 self._snap(name, run, str(act))
                 t += self.cost.barrier_ns
             elif act.verb in ("arrive", "arrive_expect_tx"):
-                before = self.states[act.slot]
-                if act.verb == "arrive":
-                    res = mbarrier.arrive(before, self.counts[act.slot], act.arrivals)
+                if self._lags(run):  # given back one k step later (module docstring)
+                    self._deferred.setdefault(i, []).append((run, act))
                 else:
-                    res = mbarrier.arrive_expect_tx(before, self.counts[act.slot], act.tx)
-                self.states[act.slot] = res.state
-                self.events.append(Event(name, "arrive", ARRIVE, t, t, run.step.target, act.set, act.slot, act.stage,
-                                         before.parity, run.iteration, warps))
-                self._snap(name, run, str(act))
-                self._flip_events(name, act, before, res.state, warps, run.iteration)
+                    self._arrive(i, run, act)
                 t += self.cost.barrier_ns
             elif act.verb == "complete_tx":  # issue the bulk copy; its bytes land later
                 start = max(t, self._pipe_free)
@@ -170,6 +175,28 @@ class Simulator:
         self._act[i] = 0
         self._started[i] = False
         self._push(t, "task", i)
+
+    def _arrive(self, i: int, run: StepRun, act: Act) -> None:
+        """Task ``i``'s arrival ``act`` of ``run`` at ``now``."""
+        name, warps = self.tasks[i].name, self._warps(i)
+        before = self.states[act.slot]
+        if act.verb == "arrive":
+            res = mbarrier.arrive(before, self.counts[act.slot], act.arrivals)
+        else:
+            res = mbarrier.arrive_expect_tx(before, self.counts[act.slot], act.tx)
+        self.states[act.slot] = res.state
+        self.events.append(Event(name, "arrive", ARRIVE, self.now, self.now, run.step.target, act.set, act.slot,
+                                 act.stage, before.parity, run.iteration, warps))
+        self._snap(name, run, str(act))
+        self._flip_events(name, act, before, res.state, warps, run.iteration)
+
+    def _lags(self, run: StepRun) -> bool:
+        return bool(self.cost.mma_release_lag) and run.step.op == "release" and run.kind is OpKind.UMMA
+
+    def _flush(self, i: int) -> None:
+        """The releases task ``i`` deferred: its earlier MMAs have retired."""
+        for run, act in self._deferred.pop(i, ()):
+            self._arrive(i, run, act)
 
     def _work(self, run: StepRun, t: float) -> float:
         c, d = self.cost, self.design
@@ -224,10 +251,17 @@ class Simulator:
 
 
 def simulate(design: Design, iterations: int = 8, *, inner: int | None = None, loops: Mapping[str, int] | None = None,
-             cost: CostModel = H200) -> Timeline:
+             cost: CostModel | str = H200) -> Timeline:
     """Simulate ``design`` over ``iterations`` of its outermost loops (inner loops run their real
-    count unless ``inner`` is given; ``loops`` sets symbols outright) with ``cost``."""
+    count unless ``inner`` is given; ``loops`` sets symbols outright) with ``cost``
+    (``"calibrated"``: ``cost.calibrated_cost(design)``, the calibrated device model's share for
+    one block of this design)."""
     with on_errors(design, "the simulator"):
+        if isinstance(cost, str):
+            if cost != "calibrated":
+                raise ValueError(f"cost {cost!r}: give a CostModel or 'calibrated'")
+            from .cost import calibrated_cost
+            cost = calibrated_cost(design)
         return Simulator(design, iterations, inner=inner, loops=loops, cost=cost).run()
 
 

@@ -167,3 +167,35 @@ def test_inner_loops_run_their_real_count_unless_told():
     mmas = [e for e in tl.lane("mma") if e.op == "mma"]
     assert len(mmas) == d.problem_dict["num_k_tiles"]
     assert len([e for e in simulate(d, iterations=1, inner=2).lane("mma") if e.op == "mma"]) == 2
+
+
+def test_calibrated_costs_make_stages_hide_load_latency_as_the_kernel_time_model_says():
+    from pgstudio.analysis.predict import prediction
+    periods, predicted = {}, {}
+    for s in (2, 3, 4, 5):
+        d = examples.merge_gemm(num_stages=s, bn=128)
+        periods[s] = simulate(d, iterations=2, cost="calibrated").period("mma")
+        predicted[s] = prediction(d).period_ns
+    assert periods[2] > periods[3] > periods[4] == periods[5]
+    assert periods[2] / periods[4] > 2.0
+    for s in periods:
+        assert periods[s] == pytest.approx(predicted[s], rel=0.1)
+
+
+def test_with_the_release_lag_an_mma_gives_a_stage_back_after_the_next_mma_is_issued():
+    from pgstudio.analysis.cost import calibrated_cost
+    d = examples.merge_gemm(num_stages=4, bn=128)
+    tl = simulate(d, iterations=1, inner=3, cost=calibrated_cost(d))
+    mmas = [e for e in tl.lane("mma") if e.op == "mma"]
+    releases = [e for e in tl.lane("mma") if e.kind == "arrive" and e.barrier.startswith("ab")]
+    assert len(mmas) == len(releases) == 3
+    assert releases[0].start == mmas[1].start and releases[1].start == mmas[2].start
+    assert releases[2].start >= mmas[2].end  # the last one when the k loop ends
+    plain = simulate(d, iterations=1, inner=3)
+    first = next(e for e in plain.lane("mma") if e.kind == "arrive" and e.barrier.startswith("ab"))
+    assert first.start < [e for e in plain.lane("mma") if e.op == "mma"][1].start
+
+
+def test_an_unknown_cost_name_is_refused():
+    with pytest.raises(ValueError, match="'calibrated'"):
+        simulate(examples.merge_copy(), cost="fast")
