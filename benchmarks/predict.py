@@ -14,7 +14,8 @@ also fits the machine constants to them and writes a fitted file (e.g.
 Without a GPU: ``--recording PATH`` compares the model with an existing recording (the shipped
 ``pgstudio/analysis/fitted/h200_recorded.json`` by default); ``--repo-figures`` rewrites that
 file from the H200 figures the repository quotes (``notebooks/recorded``, the README) and
-``--fit`` refits the shipped constants from it.
+``--fit`` refits the shipped constants from it.  ``--store`` keeps a fit beside the tuning cache
+for the recording's device kind, where ``fitted.default_machine(kind, <cache>/calibration)`` finds it.
 
     python benchmarks/predict.py --quick --record h200_sweep.json --fit pgstudio/analysis/fitted/h200.json
     python benchmarks/predict.py                     # CPU: the model against the shipped recording
@@ -30,7 +31,8 @@ from statistics import median
 
 from pgstudio import examples
 from pgstudio.analysis.fitted import H200_RECORDING, save_machine, shipped_h200
-from pgstudio.analysis.kernel_fit import Ratio, Recording, Run, fit_machine, rank_correlation, read_recording
+from pgstudio.analysis.kernel_fit import (Ratio, Recording, Run, calibrate, fit_machine, rank_correlation,
+                                         read_recording)
 from pgstudio.analysis.machine import H200_DATASHEET
 from pgstudio.analysis.predict import predict_workload
 from pgstudio.analysis.workload import workload
@@ -71,6 +73,15 @@ def measure(names: list[str], quick: bool, rounds: int) -> list[Run]:
             n = STREAM_N if name in examples.STREAMING else None
             runs.append(Run(name, r.label, workload(d, num_elements=n, blocks_per_sm=r.blocks_per_sm), r.median_ms))
     return runs
+
+
+def report_ratios(ratios, machine) -> None:
+    """Measured slow / fast ratios beside the model's."""
+    if ratios:
+        print("\nmeasured ratios (slow / fast):")
+    for q in ratios:
+        got = predict_workload(q.slow, machine).ms / predict_workload(q.fast, machine).ms
+        print(f"  {q.label:<70} measured {q.ratio:5.2f}  predicted {got:5.2f}")
 
 
 def report(runs: list[Run], machine, worst: int = 8) -> dict[str, tuple[float, float]]:
@@ -145,6 +156,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--recording", help="compare with this recording instead of measuring")
     p.add_argument("--repo-figures", action="store_true", help="rewrite the shipped recording from the repo's figures")
     p.add_argument("--fit", help="fit the machine constants to the measurements and write the fitted file here")
+    p.add_argument("--store", action="store_true",
+                   help="fit and keep the fit beside the tuning cache, for this device kind (<cache>/calibration)")
     args = p.parse_args(argv)
     from pgstudio.runtime._cupy import gpu_available
     if args.repo_figures:
@@ -169,6 +182,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     print("\n-- the shipped model --")
     report(list(rec.runs), shipped_h200())
+    report_ratios(rec.ratios, shipped_h200())
     if args.fit:
         what = f"{rec.device}, {rec.date[:10]}, {len(rec.runs)} measured kernels"
         fit = fit_machine(rec.runs, rec.ratios, H200_DATASHEET.replace(name=rec.device or "NVIDIA H200"),
@@ -177,6 +191,11 @@ def main(argv: list[str] | None = None) -> int:
         save_machine(args.fit, fit.machine, rec.device_kind, fit.summary() | {"command": rec.command})
         print(f"wrote {args.fit}\n\n-- the fitted model --")
         report(list(rec.runs), fit.machine)
+        report_ratios(rec.ratios, fit.machine)
+    if args.store:
+        from pgstudio.runtime.compile import cache_dir
+        fit = calibrate(rec, store=cache_dir() / "calibration")
+        print(f"\nkept the fit for {rec.device_kind} in {cache_dir() / 'calibration'} ({fit.summary()})")
     return 0
 
 

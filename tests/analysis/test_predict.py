@@ -151,3 +151,15 @@ def test_damaged_files_say_what_is_wrong(tmp_path):
     assert default_machine(kind, tmp_path) == shipped_h200()  # a damaged user fit never breaks a prediction
     save_machine(calibration_file(tmp_path, kind), H200_DATASHEET.replace(fitted_on="x"), kind, {})
     assert default_machine(kind, tmp_path).fitted_on == "x"
+
+
+def test_the_shipped_recording_is_what_the_benchmark_writes_from_the_repository_figures():
+    import importlib.util
+    from pathlib import Path
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "predict.py"
+    spec = importlib.util.spec_from_file_location("bench_predict", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    made, shipped = module.repo_figures(), read_recording(H200_RECORDING)
+    assert [(r.label, r.ms, r.workload) for r in made.runs] == [(r.label, r.ms, r.workload) for r in shipped.runs]
+    assert [(q.ratio, q.slow, q.fast) for q in made.ratios] == [(q.ratio, q.slow, q.fast) for q in shipped.ratios]
