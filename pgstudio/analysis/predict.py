@@ -38,6 +38,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ..errors import DesignError
 from ..model.design import Design
 from ..model.targets import DTYPE_BYTES
 from .guard import on_errors
@@ -203,6 +204,10 @@ def _default() -> Machine:
 def prediction(design: Design, machine: Machine | None = None, *, num_elements: int | None = None,
                blocks_per_sm: int = 0) -> Prediction:
     """The predicted kernel time of ``design`` for its problem, with its parts."""
+    if not design.tasks or not design.pipelined:
+        raise DesignError(f"design {design.name!r} has no {'tasks' if not design.tasks else 'pipelined resources'}: "
+                          "there is no kernel to predict", code="predict.empty",
+                          hint="add a pipelined resource and the tasks that fill and drain it")
     with on_errors(design, "the kernel-time model"):
         return predict_workload(workload(design, num_elements=num_elements, blocks_per_sm=blocks_per_sm), machine)
 

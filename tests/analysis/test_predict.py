@@ -163,3 +163,12 @@ def test_the_shipped_recording_is_what_the_benchmark_writes_from_the_repository_
     made, shipped = module.repo_figures(), read_recording(H200_RECORDING)
     assert [(r.label, r.ms, r.workload) for r in made.runs] == [(r.label, r.ms, r.workload) for r in shipped.runs]
     assert [(q.ratio, q.slow, q.fast) for q in made.ratios] == [(q.ratio, q.slow, q.fast) for q in shipped.ratios]
+
+
+def test_a_design_with_nothing_to_run_is_refused_in_words():
+    from pgstudio import Design
+    from pgstudio.errors import DesignError
+    with pytest.raises(DesignError, match="no tasks: there is no kernel to predict"):
+        predict(Design("empty"))
+    with pytest.raises(DesignError, match="has no resource 'smem_b'"):
+        predict(examples.merge_copy().without_resource("smem_b"))
