@@ -23,17 +23,19 @@ the whole run into that state, the shortest the search found.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from typing import Mapping
 
 from ..model.design import Design
 from .budget import MAX_MEMORY, MAX_SECONDS, MAX_STATES, Budget, program_bytes
 from .guard import on_errors
-from .loops import executed_steps, shrink
+from .loops import LoopCounts, executed_steps, shrink
 from .program import Program, unroll
 from .search import SearchResult, bfs, causal_slice
 from .statespace import ARRIVE, COPY, EXPECT, State, StateSpace, Violation
 from .timeline import ARRIVE as ARRIVE_EVENT
+from .uses import barrier_uses, kept
 from .timeline import BLOCKED, PHASE_FLIP, SYNC, WORK, Event, Timeline
 from .verdict import INCOMPLETE, SAFE, UNSAFE, TraceRow, Verdict
 
@@ -53,7 +55,7 @@ def check(design: Design, iterations: int | None = 4, *, inner: int | None = 2,
         raise ValueError(f"check(method={method!r}): expected one of {', '.join(METHODS)}")
     budget = Budget(max_states, max_memory, max_seconds)
     with on_errors(design, "the checker"):
-        counts = shrink(design, iterations, inner, loops)
+        counts = faithful_counts(design, iterations, inner, loops, budget)
         steps = executed_steps(design, counts.counts)
         stages = sum(r.pipeline_config.num_stages for r in design.pipelined)
         too_big = budget.program_too_big(steps, stages)
@@ -61,12 +63,50 @@ def check(design: Design, iterations: int | None = 4, *, inner: int | None = 2,
             return Verdict(design.name, INCOMPLETE, seconds=time.perf_counter() - t0, method=method,
                            loops=tuple(sorted(counts.counts.items())), max_states=max_states, reason=too_big,
                            cause="budget")
-        program = unroll(design, iterations=iterations, inner=inner, loops=loops, max_steps=None)  # budget above
+        program = unroll(design, counts.counts, max_steps=None)  # budget above
+        program = dataclasses.replace(program, caveats=counts.caveats)
         space = StateSpace(program)
         left = None if max_seconds is None else max(max_seconds - (time.perf_counter() - t0), 0.0)
         result = bfs(space, reduced=method == "reduced", max_states=max_states,
                      max_bytes=max(max_memory - program_bytes(steps, stages), 0), max_seconds=left)
         return verdict_of(space, result, method, budget, minimize)
+
+
+#: Executed steps up to which the checker unrolls the real loop counts when shrunk ones cannot
+#: keep the design's totals of waits and arrivals per barrier (a few thousand steps: seconds).
+EXACT_STEPS = 4096
+
+
+def faithful_counts(design: Design, iterations: int | None, inner: int | None, loops: Mapping[str, int] | None,
+                    budget: Budget) -> LoopCounts:
+    """Loop counts whose totals of waits and arrivals per barrier and task decide what the real
+    ones do (``uses.kept``): the shrunk counts, else the same with outer (then inner) loops run
+    past twice the deepest ring, else the real counts when they are small enough
+    (``EXACT_STEPS``); else the shrunk counts with caveats saying which totals they lose.
+    Counts set with ``loops=`` are the user's: only their own caveats apply (``loops.shrink``)."""
+    first = shrink(design, iterations, inner, loops)
+    if (iterations is None and inner is None) or loops:  # loops=: the user's counts, with their caveats
+        return first
+    real = barrier_uses(design, {})
+    span = 2 * max((r.pipeline_config.num_stages for r in design.pipelined), default=1)
+    wide = span + 1
+    tries = [first] + [shrink(design, None if iterations is None else max(iterations, wide),
+                              None if inner is None else max(inner, wide) if both else inner) for both in (False, True)]
+    lost: list[str] = []
+    for c in tries:
+        lost = kept(real, barrier_uses(design, c.counts), span)
+        if not lost and c.exact:
+            return c
+    exact = shrink(design, None, None)
+    steps = executed_steps(design, exact.counts)
+    if steps <= EXACT_STEPS and not budget.program_too_big(steps, 0):
+        return exact
+    if not lost:
+        return first
+    why = "; ".join(lost[:3]) + ("; ..." if len(lost) > 3 else "")
+    return dataclasses.replace(first, caveats=first.caveats + (
+        f"they change the totals of waits and arrivals per barrier ({why}), and the real counts unroll to {steps:,} "
+        f"steps, past the {EXACT_STEPS:,} the checker unrolls exactly",))
 
 
 def verdict_of(space: StateSpace, result: SearchResult, method: str, budget: Budget | None = None,

@@ -22,12 +22,14 @@ from ..model.kinds import OpKind
 from ..model.names import name_problem
 from ..model.protocol import SIGNALLER_WHY, expected_threads
 from ..model.resource import COMPUTE_OPS, DTYPES, Memory
+from ..model.schedule import Loop
 from ..model.schedule_rules import check_schedule
 from ..model.targets import ARCHES
 from ..model.task import MAX_WARPS, warp_overlaps
 from .build.rules import known_targets, per_target, rule_codegen
 from .expr import compute_exprs
 from .layout import barrier_layout, smem_layout
+from .uses import barrier_uses, unequal
 
 Rule = Callable[[Design], Iterator[Diagnostic]]
 
@@ -299,33 +301,57 @@ def _release_order(d: Design, t, body, groups: set[str]) -> Iterator[Diagnostic]
 
 
 def rule_loops(d: Design) -> Iterator[Diagnostic]:
-    """Tasks that talk through a pipeline must run the same number of iterations."""
+    """Tasks that talk through a barrier must wait and arrive on it equally often over their whole
+    schedules (nested loops, loops side by side, several brackets per iteration: ``uses.py``)."""
     problem = d.problem_dict
-    counts: dict[str, object] = {}
+    bad = False
     for t in d.tasks:
-        loop = t.schedule.loop if t.schedule else None
-        if loop is None:
-            continue
-        try:
-            bounds = [problem[b] if isinstance(b, str) else b for b in (loop.start, loop.stop, loop.step)]
-            start, stop, step = (int(b) for b in bounds)
-            counts[t.name] = max(0, -(-(stop - start) // step)) if step > 0 else None
-        except (KeyError, TypeError, ValueError):
-            yield error("schedule.loop", f"task {t.name!r}: domain_loop({loop.start}, {loop.stop}, {loop.step}) has a bound "
-                        f"that is not an integer or a problem symbol (problem: {', '.join(problem) or 'none'})",
-                        (t.name,), "use integers or names from Design.problem")
+        for loop in _all_loops(t.schedule.nodes if t.schedule else ()):
+            try:
+                bounds = [problem[b] if isinstance(b, str) else b for b in (loop.start, loop.stop, loop.step)]
+                if any(isinstance(b, bool) or not isinstance(b, int) for b in bounds):
+                    raise TypeError(loop)
+            except (KeyError, TypeError):
+                bad = True
+                yield error("schedule.loop", f"task {t.name!r}: domain_loop({loop.start}, {loop.stop}, {loop.step}) has a "
+                            f"bound that is not an integer or a problem symbol (problem: {', '.join(problem) or 'none'})",
+                            (t.name,), "use integers or names from Design.problem")
+                break
+    if bad:
+        return
+    try:
+        uses = barrier_uses(d)
+        sets = {s.name: s for s in barrier_layout(d).sets}
+    except (DesignError, LookupError, TypeError, ValueError, AttributeError):  # broken elsewhere: other rules say why
+        return
     attached = {t.name for t in d.tasks if not is_derived(t.schedule)}
     derived = problem.get(TILES, DEFAULT_ITERATIONS)  # what a derived schedule's outer loop runs
-    for r in d.pipelined:
-        ends = [t.name for t in (*d.producers(r.name), *d.consumers(r.name)) if t.name in counts]
-        values = {counts[n] for n in ends}
-        if len(values) > 1:
-            yield error("schedule.iterations",
-                        f"resource {r.name!r}: its tasks run different numbers of iterations "
-                        f"({', '.join(f'{n!r}={counts[n]}' for n in ends)}); the pipeline would deadlock",
-                        (r.name, *ends), "give both tasks the same domain_loop bounds",
-                        [fix(f"re-derive task {n}'s schedule", "use_derived_schedule", n) for n in ends
-                         if n in attached and counts[n] != derived])
+    said: set[str] = set()
+    for name, per in unequal(uses):
+        bs = sets.get(name)
+        who = bs.members[0] if bs is not None and len(bs.members) == 1 else (bs.owner if bs else name)
+        if who in said:
+            continue
+        said.add(who)
+        totals: dict[str, int] = {}
+        for (task, _), n in per.items():
+            totals.setdefault(task, n)
+        ends = tuple(totals)
+        detail = ", ".join(f"{task!r} {verb}s {n} times" for (task, verb), n in per.items())
+        yield error("schedule.iterations",
+                    f"resource {who!r}: its tasks run different numbers of iterations "
+                    f"({', '.join(f'{n!r}={c}' for n, c in totals.items())}); over their whole schedules on barrier "
+                    f"{name}: {detail}; the pipeline would deadlock",
+                    (who, *ends), "give both tasks the same loops, with one bracket of the resource per iteration",
+                    [fix(f"re-derive task {n}'s schedule", "use_derived_schedule", n) for n in ends
+                     if n in attached and totals[n] != derived])
+
+
+def _all_loops(nodes) -> Iterator:
+    for n in nodes:
+        if isinstance(n, Loop):
+            yield n
+            yield from _all_loops(n.body)
 
 
 def rule_smem(d: Design) -> Iterator[Diagnostic]:
