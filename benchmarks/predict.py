@@ -11,26 +11,31 @@ measurements as a recording that ``pgstudio.analysis.calibrate.calibrate`` reads
 also fits the machine constants to them and writes a fitted file (e.g.
 ``pgstudio/analysis/fitted/h200.json``, the default every user gets).
 
-Without a GPU: ``--recording PATH`` compares the model with an existing recording (the shipped
-``pgstudio/analysis/fitted/h200_recorded.json`` by default); ``--repo-figures`` rewrites that
-file from the H200 figures the repository quotes (``notebooks/recorded``, the README) and
-``--fit`` refits the shipped constants from it.  ``--store`` keeps a fit beside the tuning cache
-for the recording's device kind, where ``fitted.default_machine(kind, <cache>/calibration)`` finds it.
+Without a GPU: ``--recording PATH`` compares the model with an existing recording (by default the
+recordings the shipped fit names); ``--repo-figures`` rewrites
+``pgstudio/analysis/fitted/h200_repo_figures.json`` from the H200 figures the repository quotes
+(``notebooks/recorded``, the README).  ``--fit`` fits an H200's recordings together with those
+figures and names the recordings in the fitted file (keep them beside it).  ``--store`` keeps a
+fit beside the tuning cache for the recording's device kind, where
+``fitted.default_machine(kind, <cache>/calibration)`` finds it.
 
-    python benchmarks/predict.py --quick --record h200_sweep.json --fit pgstudio/analysis/fitted/h200.json
-    python benchmarks/predict.py                     # CPU: the model against the shipped recording
+    python benchmarks/predict.py --quick --record pgstudio/analysis/fitted/h200_sweep.json \\
+        --fit pgstudio/analysis/fitted/h200.json          # GPU: measure, record, refit the shipped H200
+    python benchmarks/predict.py                     # CPU: the model against the shipped recordings
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime
+import os
 import sys
 import time
+from pathlib import Path
 from statistics import median
 
 from pgstudio import examples
-from pgstudio.analysis.fitted import H200_RECORDING, save_machine, shipped_h200
+from pgstudio.analysis.fitted import H200_FILE, H200_REPO_FIGURES, recordings_of, save_machine, shipped_h200
 from pgstudio.analysis.kernel_fit import (Ratio, Recording, Run, calibrate, fit_machine, rank_correlation,
                                          read_recording)
 from pgstudio.analysis.machine import H200_DATASHEET
@@ -147,36 +152,72 @@ def repo_figures() -> Recording:
     return Recording("NVIDIA H200", "NVIDIA_H200-132sm-cc90", "2026-12-01", f"{COMMAND} --repo-figures", runs, ratios)
 
 
+def combined(paths: list[Path]) -> Recording:
+    """The runs and ratios of every recording in ``paths`` as one (device of the first)."""
+    recs = [read_recording(p) for p in paths]
+    first = recs[0]
+    return Recording(first.device, first.device_kind, first.date, first.command,
+                     tuple(r for x in recs for r in x.runs), tuple(q for x in recs for q in x.ratios))
+
+
+def measured(args: argparse.Namespace, argv: list[str] | None) -> list[Path]:
+    """The recordings this run compares with: measured now on the GPU (written to ``--record``),
+    the one given, or the ones the shipped fit was made from."""
+    from pgstudio.runtime._cupy import gpu_available
+    if args.repo_figures:
+        rec = repo_figures()
+        print(f"wrote {rec.write(H200_REPO_FIGURES)} ({len(rec.runs)} runs, {len(rec.ratios)} ratios)")
+        return [H200_REPO_FIGURES]
+    if args.recording or not gpu_available():
+        paths = [Path(args.recording)] if args.recording else list(recordings_of(H200_FILE)) or [H200_REPO_FIGURES]
+        for path in paths:
+            rec = read_recording(path)
+            print(f"recording: {path} ({rec.device}, {rec.date}, {len(rec.runs)} runs, {len(rec.ratios)} ratios)")
+        return paths
+    from pgstudio.runtime.recorded import device_name
+    from pgstudio.runtime.tuning import device_kind
+    t0 = time.perf_counter()
+    runs = measure(args.designs, args.quick, args.rounds)
+    date = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    cmd = " ".join([COMMAND, *(argv if argv is not None else sys.argv[1:])])
+    rec = Recording(device_name(), device_kind(), date, cmd, tuple(runs))
+    print(f"measured {len(runs)} verified variants in {time.perf_counter() - t0:.0f} s")
+    path = Path(args.record or "predict_recording.json")
+    print(f"wrote {rec.write(path)}")
+    return [path]
+
+
+def fit_to(paths: list[Path], out: Path) -> None:
+    """Fit the machine to the recordings (an H200's together with the repository's H200 figures)
+    and write the fitted file, naming its recordings relative to it."""
+    first = read_recording(paths[0])
+    if "H200" in first.device and H200_REPO_FIGURES.resolve() not in [p.resolve() for p in paths]:
+        paths = [*paths, H200_REPO_FIGURES]
+    rec = combined(paths)
+    what = f"{rec.device}, {first.date[:10]}, {len(rec.runs)} measured kernels"
+    fit = fit_machine(rec.runs, rec.ratios, H200_DATASHEET.replace(name=rec.device or "NVIDIA H200"), fitted_on=what)
+    print(f"\n{fit}")
+    names = tuple(os.path.relpath(p.resolve(), out.resolve().parent) for p in paths)
+    save_machine(out, fit.machine, rec.device_kind, fit.summary() | {"command": first.command}, names)
+    print(f"wrote {out} (fitted to {', '.join(names)})\n\n-- the fitted model --")
+    report(list(rec.runs), fit.machine)
+    report_ratios(rec.ratios, fit.machine)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--quick", action="store_true", help="a reduced variant set (GPU: a few minutes)")
     p.add_argument("--designs", nargs="*", default=list(examples.CANONICAL), choices=list(examples.CANONICAL))
     p.add_argument("--rounds", type=int, default=10, help="timed launches per variant (GPU)")
-    p.add_argument("--record", help="write the measurements to this recording (GPU)")
+    p.add_argument("--record", help="write the measurements to this recording (GPU; default predict_recording.json)")
     p.add_argument("--recording", help="compare with this recording instead of measuring")
     p.add_argument("--repo-figures", action="store_true", help="rewrite the shipped recording from the repo's figures")
     p.add_argument("--fit", help="fit the machine constants to the measurements and write the fitted file here")
     p.add_argument("--store", action="store_true",
                    help="fit and keep the fit beside the tuning cache, for this device kind (<cache>/calibration)")
     args = p.parse_args(argv)
-    from pgstudio.runtime._cupy import gpu_available
-    if args.repo_figures:
-        rec = repo_figures()
-        print(f"wrote {rec.write(H200_RECORDING)} ({len(rec.runs)} runs, {len(rec.ratios)} ratios)")
-    elif args.recording or not gpu_available():
-        rec = read_recording(args.recording or H200_RECORDING)
-        print(f"recording: {args.recording or H200_RECORDING} ({rec.device}, {rec.date}, {len(rec.runs)} runs)")
-    else:
-        from pgstudio.runtime.recorded import device_name
-        from pgstudio.runtime.tuning import device_kind
-        t0 = time.perf_counter()
-        runs = measure(args.designs, args.quick, args.rounds)
-        date = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
-        cmd = " ".join([COMMAND, *(argv if argv is not None else sys.argv[1:])])
-        rec = Recording(device_name(), device_kind(), date, cmd, tuple(runs))
-        print(f"measured {len(runs)} verified variants in {time.perf_counter() - t0:.0f} s")
-        if args.record:
-            print(f"wrote {rec.write(args.record)}")
+    paths = measured(args, argv)
+    rec = combined(paths)
     if not rec.runs:
         print("no verified runs to compare")
         return 1
@@ -184,14 +225,7 @@ def main(argv: list[str] | None = None) -> int:
     report(list(rec.runs), shipped_h200())
     report_ratios(rec.ratios, shipped_h200())
     if args.fit:
-        what = f"{rec.device}, {rec.date[:10]}, {len(rec.runs)} measured kernels"
-        fit = fit_machine(rec.runs, rec.ratios, H200_DATASHEET.replace(name=rec.device or "NVIDIA H200"),
-                          fitted_on=what)
-        print(f"\n{fit}")
-        save_machine(args.fit, fit.machine, rec.device_kind, fit.summary() | {"command": rec.command})
-        print(f"wrote {args.fit}\n\n-- the fitted model --")
-        report(list(rec.runs), fit.machine)
-        report_ratios(rec.ratios, fit.machine)
+        fit_to(paths, Path(args.fit))
     if args.store:
         from pgstudio.runtime.compile import cache_dir
         fit = calibrate(rec, store=cache_dir() / "calibration")

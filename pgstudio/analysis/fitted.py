@@ -5,9 +5,10 @@ A *fitted file* is JSON: ``schema`` (``FITTED_SCHEMA``), ``device`` (the GPU's n
 (date and what was measured), ``constants`` (the ``machine.FITTABLE`` values) and ``fit`` (the
 objective before / after, the number of measurements).  ``calibrate.fit_machine`` writes one.
 
-Where they live: the package ships ``analysis/fitted/h200.json``, fitted from the H200 recording
-beside it (``h200_recorded.json``), so a user without a GPU gets the calibrated H200 model by
-default; a user's own fits live beside the tuning cache, one file per device kind
+Where they live: the package ships ``analysis/fitted/h200.json``, fitted from the H200 recordings
+beside it that it names under ``recordings`` (``h200_repo_figures.json``: the H200 kernel times
+the repository quotes; a sweep recorded by ``benchmarks/predict.py --record`` joins it), so a
+user without a GPU gets the calibrated H200 model by default; a user's own fits live beside the tuning cache, one file per device kind
 (``<cache>/calibration/<device kind>.json``; the runtime passes that folder, since the analysis
 layer does not know where the cache is).  ``default_machine(device_kind, folder)`` takes the
 user's fit for that device when there is one, else the shipped H200 fit.  Standard library only.
@@ -27,7 +28,8 @@ FITTED_SCHEMA = "pgstudio.fitted-machine"
 #: The shipped fits, by file name.
 SHIPPED = Path(__file__).with_name("fitted")
 H200_FILE = SHIPPED / "h200.json"
-H200_RECORDING = SHIPPED / "h200_recorded.json"
+#: The H200 figures the repository quotes, as a recording (``benchmarks/predict.py --repo-figures``).
+H200_REPO_FIGURES = SHIPPED / "h200_repo_figures.json"
 
 
 def _safe_name(device_kind: str) -> str:
@@ -65,18 +67,28 @@ def load_machine(path: str | os.PathLike) -> Machine:
     return machine_from(doc, str(p))
 
 
-def fitted_document(machine: Machine, device_kind: str, fit: dict[str, Any]) -> dict[str, Any]:
-    """The JSON document of a fit (what ``save_machine`` writes)."""
+def fitted_document(machine: Machine, device_kind: str, fit: dict[str, Any],
+                    recordings: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The JSON document of a fit (what ``save_machine`` writes); ``recordings``: the files (beside
+    it) it was fitted to."""
     return {"schema": FITTED_SCHEMA, "device": machine.name, "device_kind": device_kind,
             "fitted_on": machine.fitted_on, "constants": {k: float(f"{v:.5g}") for k, v in machine.constants().items()},
-            "fit": fit}
+            "fit": fit, "recordings": list(recordings)}
 
 
-def save_machine(path: str | os.PathLike, machine: Machine, device_kind: str, fit: dict[str, Any]) -> Path:
+def recordings_of(path: str | os.PathLike) -> tuple[Path, ...]:
+    """The recordings a fitted file names, as paths beside it."""
+    p = Path(path)
+    names = json.loads(p.read_text()).get("recordings") or ()
+    return tuple(p.parent / str(n) for n in names)
+
+
+def save_machine(path: str | os.PathLike, machine: Machine, device_kind: str, fit: dict[str, Any],
+                 recordings: tuple[str, ...] = ()) -> Path:
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     tmp = p.with_suffix(p.suffix + ".tmp")
-    tmp.write_text(json.dumps(fitted_document(machine, device_kind, fit), indent=1) + "\n")
+    tmp.write_text(json.dumps(fitted_document(machine, device_kind, fit, recordings), indent=1) + "\n")
     tmp.replace(p)
     return p
 
@@ -102,5 +114,5 @@ def default_machine(device_kind: str | None = None, folder: str | os.PathLike | 
     return shipped_h200()
 
 
-__all__ = ["FITTED_SCHEMA", "H200_FILE", "H200_RECORDING", "calibration_file", "default_machine", "fitted_document",
-           "load_machine", "machine_from", "save_machine", "shipped_h200"]
+__all__ = ["FITTED_SCHEMA", "H200_FILE", "H200_REPO_FIGURES", "calibration_file", "default_machine", "fitted_document",
+           "load_machine", "machine_from", "recordings_of", "save_machine", "shipped_h200"]
