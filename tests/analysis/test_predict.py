@@ -179,3 +179,9 @@ def test_a_design_with_nothing_to_run_is_refused_in_words():
         predict(Design("empty"))
     with pytest.raises(DesignError, match="has no resource 'smem_b'"):
         predict(examples.merge_copy().without_resource("smem_b"))
+
+
+def test_a_prediction_beside_a_measurement():
+    p = prediction(examples.merge_gemm())
+    assert p.beside(p.ms / 1.1) == f"predicted {p.ms:.4f} ms, measured {p.ms / 1.1:.4f} ms (model +10.0%)"
+    assert p.beside(float("nan")).endswith("not measured")
