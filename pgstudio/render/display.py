@@ -16,12 +16,19 @@ the same view for callers that draw it themselves (the studio).
 
 from __future__ import annotations
 
-from html import escape
+from html import escape as _html_escape
 from typing import Any, Callable
 
 from ..analysis.layout import barrier_layout, smem_layout
 from ..analysis.timeline import Timeline
 from ..analysis.verdict import INCOMPLETE, SAFE, UNSAFE
+from ..model.text import visible
+
+
+def escape(text: Any) -> str:
+    """Every piece of text in a view goes through here: printable lines (a control character or
+    lone surrogate shown as its escape; line breaks of tables kept), HTML-escaped, never raw."""
+    return _html_escape("\n".join(visible(line) for line in str(text).split("\n")))
 
 
 def _pre(text: str) -> str:

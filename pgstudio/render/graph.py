@@ -20,15 +20,36 @@ Call ``.pipe(format="svg")`` on the result, or display it in a notebook.
 
 from __future__ import annotations
 
-from html import escape
+import re
+from html import escape as _html_escape
 from typing import Any
 
+from ..model.text import visible
 from . import style
 from ._graphviz import select
 
+_PLAIN_ID = re.compile(r"[A-Za-z0-9_]+")
+
+
+def escape(text: Any) -> str:
+    """A piece of an HTML-like label: one printable line, XML-escaped (never pasted raw)."""
+    return _html_escape(visible(str(text)))
+
+
+def dot_text(text: Any) -> Any:
+    """A plain DOT attribute value (tooltip, graph name): one printable line through graphviz's own
+    quoting, so backslashes, quotes and '<...>' are literal text."""
+    import graphviz
+
+    return graphviz.escape(visible(str(text)))
+
 
 def _node_id(kind: str, name: str) -> str:
-    return f"{kind}__{name}"
+    """A node id no name can break (':' would make a port, a quote end the id): plain names as
+    they are, any other as its hex code, so ids stay distinct."""
+    if _PLAIN_ID.fullmatch(name):
+        return f"{kind}__{name}"
+    return f"{kind}_x_{name.encode('utf-8', 'surrogatepass').hex()}"
 
 
 def _diagnostics(design: Any, report: Any) -> tuple[Any, list]:
@@ -49,9 +70,9 @@ def _outline(attrs: dict, found: list, element: str, highlight: str | None, base
         worst = "error" if any(str(d.severity) == "error" for d in found) else str(found[0].severity)
         attrs["color"] = style.SEVERITY.get(worst, style.SEVERITY["error"])
         attrs["penwidth"] = "2.5"
-        attrs["tooltip"] = "\n".join(f"{d.severity} [{d.code}] {d.message}" for d in found)
+        attrs["tooltip"] = dot_text(" | ".join(f"{d.severity} [{d.code}] {d.message}" for d in found))
     else:
-        attrs["tooltip"] = base
+        attrs["tooltip"] = dot_text(base)
     if highlight is not None and element == highlight:
         attrs["penwidth"] = "4"
         attrs["style"] = attrs.get("style", "") + ",bold"
@@ -152,9 +173,9 @@ def dependency_graph(design: Any, report: Any = None, *, highlight: str | None =
 
     select()
     _, diags = _diagnostics(design, report)
-    g = graphviz.Digraph(name=design.name, graph_attr={
+    g = graphviz.Digraph(name=dot_text(design.name), graph_attr={
         "rankdir": "LR", "fontname": style.FONT, "fontsize": "11", "nodesep": "0.25", "ranksep": "0.45",
-        "bgcolor": "white", "labelloc": "b", "labeljust": "c", "tooltip": design.summary(),
+        "bgcolor": "white", "labelloc": "b", "labeljust": "c", "tooltip": dot_text(design.summary()),
     }, node_attr={"fontname": style.FONT, "fontsize": "11", "margin": "0.08,0.04"},
         edge_attr={"fontname": style.FONT, "fontsize": "9", "arrowsize": "0.7"})
 
@@ -175,7 +196,7 @@ def dependency_graph(design: Any, report: Any = None, *, highlight: str | None =
 
     barriers = _group_barriers(design)
     for grp in design.groups:
-        with g.subgraph(name=f"cluster_{grp.name}") as c:
+        with g.subgraph(name="cluster_" + _node_id("grp", grp.name).removeprefix("grp__")) as c:
             count = barriers.get(grp.name)
             mode = grp.mode.value
             shared = "shared " + " + ".join(grp.mode.shared_barriers)  # from the protocol table
@@ -208,15 +229,15 @@ def dependency_graph(design: Any, report: Any = None, *, highlight: str | None =
             g.node(_node_id("res", name), _table(f"<B>{escape(name)}</B>", _small("not a resource of the design")),
                    shape="box", style="dashed",
                    color=style.SEVERITY["error"], fontcolor=style.SEVERITY["error"],
-                   tooltip=f"{name!r} is named but not declared as a resource")
+                   tooltip=dot_text(f"{name!r} is named but not declared as a resource"))
         return _node_id("res", name)
 
     def edge_attrs(a: str, b: str, colour: str, base: str) -> dict:
         """A diagnostic naming both ends of an edge colours the edge too."""
         found = [d for d in diags if a in getattr(d, "where", ()) and b in getattr(d, "where", ())]
         if not found:
-            return {"color": colour, "tooltip": base}
-        tip = "\n".join(f"{d.severity} [{d.code}] {d.message}" for d in found)
+            return {"color": colour, "tooltip": dot_text(base)}
+        tip = dot_text(" | ".join(f"{d.severity} [{d.code}] {d.message}" for d in found))
         return {"color": style.SEVERITY["error"], "penwidth": "2.2", "tooltip": tip}
 
     for target, deps in design.graph:
