@@ -11,7 +11,7 @@ ones decide, else the checker unrolls the real counts or answers INCOMPLETE).
     >>> from pgstudio import examples
     >>> d = examples.merge_copy()
     >>> barrier_uses(d, counts={"num_tiles": 3})["ab.shared_empty"]
-    {('store', 'arrive'): 3, ('load_a', 'wait'): 3, ('load_b', 'wait'): 3}
+    {('load_a', 'wait'): 3, ('load_b', 'wait'): 3, ('store', 'arrive'): 3}
 """
 
 from __future__ import annotations
