@@ -75,9 +75,11 @@ class CooperativeGroup:
     @staticmethod
     def text(group: ModelGroup) -> str:
         """How an exported script writes a model group: TS's size is the thread count."""
+        from ._script_text import integer  # the script's one gate for design values
+        size = integer(group.size, "CooperativeGroup size")
         if group.agent is ModelAgent.Warp:
             return f"CooperativeGroup(Agent.Warp, {group.size * WARP_THREADS})"
-        return f"CooperativeGroup(Agent.Thread, {group.size})"
+        return f"CooperativeGroup(Agent.Thread, {size})"
 
 
 def producer_op(op: object, where: str) -> AsyncProducerOp:

@@ -27,32 +27,28 @@ from ..model.kinds import AsyncProducerOp, OpKind, PipelineType
 from ..model.resource import Memory, Resource
 from ..model.schedule import Loop
 from ._cooperative import CooperativeGroup
-from ._export_schedule import call_arg, lit, reads, refuse, schedule_functions, shape, template, work_methods
+from ._export_schedule import call_arg, reads, schedule_functions, shape, template, work_methods
+from ._script_text import BUILTIN_NAMES, SCRIPT_NAMES, integer, lit, member, name, refuse
 
 #: Names the script defines or imports itself; a design element may not take one.
-RESERVED = frozenset({
-    "dataclass", "Agent", "CooperativeGroup", "PipelineOp", "consumer_work", "domain_loop", "producer_work",
-    "schedule", "work_tile_loop", "PipelineGroupMode", "TileSchedulerType", "SmemAllocation", "SmemAllocator",
-    "PipelineGroup", "MemoryResource", "PipelineConfig", "TaskLocalVariable", "TileSchedulerConfig", "WorkQueue",
-    "Task", "TaskManager", "design_name", "problem", "num_work_tiles", "PgResource", "tasks",
-    "resource_dependency_graph", "smem_allocator", "task_manager", "resource", "stage_info", "self",
-})
+RESERVED = SCRIPT_NAMES | BUILTIN_NAMES
 #: PgResource's defaults: a resource writes only the fields that differ.
 DEFAULTS = {"memory": "smem", "dtype": "float32", "tile": (), "compute": "copy", "expr": "", "aliases": None,
             "stage_bytes": 0}
 
 
-def _camel(name: str) -> str:
-    return "".join(part[:1].upper() + part[1:] for part in name.split("_") if part) + "Resource"
+def _camel(word: str) -> str:
+    return "".join(part[:1].upper() + part[1:] for part in word.split("_") if part) + "Resource"
 
 
 # -- configs ----------------------------------------------------------------------------------
 
 def _factory_call(cfg: PipelineConfig, where: str, indent: str) -> str:
     t = cfg.pipeline_type
-    args = [f"num_stages={cfg.num_stages}"]
+    t = PipelineType(member(getattr(t, "value", t), tuple(p.value for p in PipelineType), f"{where}: pipeline type"))
+    args = [f"num_stages={integer(cfg.num_stages, f'{where}: num_stages')}"]
     if t.producer_kind is OpKind.TMA:
-        args.append(f"num_bytes={cfg.num_bytes}")
+        args.append(f"num_bytes={integer(cfg.num_bytes, f'{where}: num_bytes')}")
     args += [f"producer_group={CooperativeGroup.text(cfg.producer_group)}",
              f"consumer_group={CooperativeGroup.text(cfg.consumer_group)}"]
     if t is not PipelineType.TmaAsync:
@@ -86,17 +82,46 @@ def _check(design: Design) -> None:
         if cfg is not None and cfg.pipeline_type.producer_kind is not OpKind.TMA and cfg.num_bytes:
             raise refuse(f"group {g.name!r}: an explicit {cfg.pipeline_type} config with num_bytes cannot be written "
                           f"in TS (its factory takes no bytes)", "drop the explicit config; the group derives it")
-    names = [r.name for r in design.resources] + [g.name for g in design.groups]
-    clash = sorted(set(names) & RESERVED)
-    if clash:
-        raise refuse(f"{', '.join(map(repr, clash))} is a name the TS script uses itself", "rename it")
+    _check_names(design)
+
+
+def _check_names(design: Design) -> None:
+    """Every name the script writes as Python is a checked name (``_script_text``)."""
+    name(design.name, "design name")
+    classes: dict[str, str] = {}
+    for r in design.resources:
+        name(r.name, "resource name")
+        cls = _camel(r.name)
+        if cls in classes or cls in RESERVED:
+            raise refuse(f"resources {classes.get(cls, cls)!r} and {r.name!r} both give the class name {cls!r}",
+                         "rename one of them")
+        classes[cls] = r.name
+        if r.aliases is not None:
+            name(r.aliases, f"resource {r.name!r}: aliases")
+    for g in design.groups:
+        name(g.name, "group name")
+        for m in g.member_names:
+            name(m, f"group {g.name!r}: member name")
+    for t in design.tasks:
+        name(t.name, "task name")
+        integer(t.warp_idx, f"task {t.name!r}: warp_idx")
+        integer(t.num_warps, f"task {t.name!r}: num_warps")
+        for r in (*t.src_resources, *t.dst_resources):
+            name(r, f"task {t.name!r}: resource name")
+    for k, deps in design.graph:
+        for x in (k, *deps):
+            name(x, "graph resource name")
+    for k, v in design.problem:
+        lit(k, "problem key")
+        lit(v, f"problem[{k!r}]")
 
 
 def _resource_doc(r: Resource, design: Design) -> str:
+    """The class docstring: checked names and fixed words only (the free text -- dtype, compute op,
+    expression -- is in the fields below it, as literals)."""
     where = {Memory.GMEM: "global memory", Memory.SMEM: "shared memory", Memory.TMEM: "tensor memory"}[r.memory]
-    what = f"{r.compute.op}({r.compute.expr})" if r.compute.expr else r.compute.op
-    deps = design.deps(r.name)
-    return f"{r.name}: {where}, {r.dtype}, {what}" + (f" of {', '.join(deps)}" if deps else "")
+    deps = [name(x, f"resource {r.name!r}: input name") for x in design.deps(r.name)]
+    return f"{r.name}: {where}" + (f", computed from {', '.join(deps)}" if deps else "")
 
 
 def _fields(r: Resource) -> list[str]:
@@ -104,7 +129,7 @@ def _fields(r: Resource) -> list[str]:
               "expr": r.compute.expr, "aliases": r.aliases,
               "stage_bytes": r.stage_bytes if r.pipeline_config is not None
               and r.pipeline_config.pipeline_type.producer_kind is not OpKind.TMA else 0}
-    return [f"{k}={lit(v)}" for k, v in values.items() if v != DEFAULTS[k]]
+    return [f"{k}={lit(v, f'resource {r.name!r}: {k}')}" for k, v in values.items() if v != DEFAULTS[k]]
 
 
 def _resource_class(r: Resource, design: Design, methods: dict, reads: set[str]) -> list[str]:
@@ -179,14 +204,15 @@ def to_ts(design: Design) -> str:
         out += _resource_class(r, design, methods, read_by)
     out += ["", "", "# -- resources " + "-" * 87]
     for r in design.resources:
-        args = ", ".join([f'name="{r.name}"', *_fields(r)])
+        args = ", ".join([f"name={lit(r.name)}", *_fields(r)])
         if r.pipeline_config is None:
             out.append(f"{r.name} = {_camel(r.name)}({args})")
         else:
             cfg = _factory_call(r.pipeline_config, f"resource {r.name!r}", "    ")
             out.append(f"{r.name} = {_camel(r.name)}({args},\n    pipeline_config={cfg})")
     for g in design.groups:
-        args = [f'name="{g.name}"', f"members=[{', '.join(g.member_names)}]", f"mode=PipelineGroupMode.{g.mode.value}"]
+        mode = member(g.mode.value, tuple(m.value for m in PipelineGroupMode), f"group {g.name!r}: mode")
+        args = [f"name={lit(g.name)}", f"members=[{', '.join(g.member_names)}]", f"mode=PipelineGroupMode.{mode}"]
         if g.pipeline_config is not None:
             args.append("pipeline_config=" + _factory_call(g.pipeline_config, f"group {g.name!r}", "    "))
         out.append(f"{g.name} = PipelineGroup({', '.join(args)})")
@@ -204,7 +230,7 @@ def to_ts(design: Design) -> str:
 
 
 def _header(design: Design, persistent: bool, work_tiles: Any) -> str:
-    problem = "{" + ", ".join(f"{lit(k)}: {lit(v)}" for k, v in design.problem) + "}"
+    problem = "{" + ", ".join(f"{lit(k, 'problem key')}: {lit(v, 'problem value')}" for k, v in design.problem) + "}"
     imports = [
         "from dataclasses import dataclass", "",
         "from cutlass.pipeline import Agent, CooperativeGroup" + (", PipelineOp" if _uses_async_load(design) else ""),
@@ -229,7 +255,7 @@ def _header(design: Design, persistent: bool, work_tiles: Any) -> str:
              "warps is written CooperativeGroup(Agent.Warp, 64).",
              '"""', "", *imports, "",
              "# pgstudio reads these three names back; TS does not use them.  Loop bounds use the problem shape.",
-             f'design_name = "{design.name}"', f"problem = {problem}"]
+             f"design_name = {lit(design.name)}", f"problem = {problem}"]
     if persistent:
         lines.append(f"num_work_tiles = {lit(work_tiles)}")
     return "\n".join(lines)
@@ -245,9 +271,9 @@ def _tasks(templates: list, queue: str, persistent: bool) -> list[str]:
     for task, tpl in templates:
         src = [*task.src_resources, *([queue] if persistent else [])]
         call = f"{tpl.pyname}({', '.join(call_arg(k, queue) for k in tpl.params)})"
-        out.append(f'    Task(name="{task.name}", src_resources=[{", ".join(src)}], '
+        out.append(f'    Task(name={lit(task.name)}, src_resources=[{", ".join(src)}], '
                    f'dst_resources=[{", ".join(task.dst_resources)}],\n'
-                   f"         warp_idx={task.warp_idx}, num_warps={task.num_warps}, schedule={call}),")
+                   f"         warp_idx={lit(task.warp_idx)}, num_warps={lit(task.num_warps)}, schedule={call}),")
     out.append("]")
     return out
 

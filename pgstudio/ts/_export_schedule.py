@@ -10,34 +10,20 @@ spelling ``_convert.py`` folds back into the call's input).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import DesignError
 from ..model.design import Design
-from ..model.schedule import PRODUCER_WORK, Loop, Step
+from ..model.schedule import ALL_OPS, PRODUCER_WORK, Loop, Step
+from ._script_text import integer, lit, member, name, refuse
 
 #: The work queue's bookkeeping at the end of each work tile (TS's persistent idiom).
 NEXT_TILE = ("try_wait", "wait", "get_and_advance_work_tile", "release")
 
 
-def refuse(what: str, hint: str) -> DesignError:
-    return DesignError(f"ts: {what}", code="ts.export", hint=hint)
-
-
-def lit(value: Any) -> str:
-    """A Python literal, strings in double quotes (the house style of the script)."""
-    if isinstance(value, str):
-        return json.dumps(value)
-    if isinstance(value, tuple):
-        inner = ", ".join(lit(v) for v in value)
-        return f"({inner},)" if len(value) == 1 else f"({inner})"
-    return repr(value)
-
-
 def bound(value: Any) -> str:
-    return f"problem[{lit(value)}]" if isinstance(value, str) else repr(value)
+    """A loop bound: a problem-shape symbol (a string literal key) or a whole number."""
+    return f"problem[{lit(value, 'loop bound')}]" if isinstance(value, str) else integer(value, "loop bound")
 
 
 @dataclass
@@ -110,6 +96,9 @@ class _Writer:
         return "{" + str(self.params.index(key)) + "}"
 
     def target(self, step: Step) -> str:
+        name(step.target, f"step {step.op!r}: target")
+        if step.group is not None:
+            name(step.group, f"step {step.op!r} on {step.target!r}: group")
         if step.via == "group":
             return self.param(("group", step.target))
         if step.via == "member":
@@ -122,6 +111,7 @@ class _Writer:
     def steps(self, steps: list, indent: str, where: str, uses: dict) -> list[str]:
         out = []
         for step in steps:
+            member(step.op, ALL_OPS, "step op")
             head = self.target(step)
             if step.op == "read":
                 var = f"{head}_value"
@@ -130,6 +120,7 @@ class _Writer:
             elif step.op in PRODUCER_WORK:
                 pos, kw = [], []
                 for key, value in step.args:
+                    name(key, f"step {step.op!r} on {step.target!r}: work input name", {"self", "stage_info"})
                     token = self.token(value, step, indent, out, where)
                     (pos.append(token) if key.startswith("arg") and key[3:].isdigit() else kw.append(f"{key}={token}"))
                 out.append(f"{indent}{head}.{uses.get(('method', id(step)), step.op)}({', '.join(pos + kw)})")
@@ -170,6 +161,7 @@ def template(task, shape: _Shape, design: Design, persistent: bool, methods: dic
     """The schedule of ``task`` as TS lines over parameters.  ``persistent``: in a work-tile loop;
     otherwise the head and tail steps (one tile per CTA) sit before and after the domain loop."""
     where = f"task {task.name!r} (schedule {task.schedule.name!r})"
+    name(task.schedule.name, f"task {task.name!r}: schedule name")
     w = _Writer(design)
     flat = [*shape.pre, *shape.head, *shape.loop.body, *shape.tail, *shape.post]
     uses = _uses(flat)
@@ -183,7 +175,8 @@ def template(task, shape: _Shape, design: Design, persistent: bool, methods: dic
         indent = "        "
     lines += w.steps(shape.head, indent, where, uses)
     loop = shape.loop
-    lines.append(f"{indent}with domain_loop({bound(loop.start)}, {bound(loop.stop)}, {bound(loop.step)}):")
+    bounds = ", ".join(bound(b).replace("{", "{{").replace("}", "}}") for b in (loop.start, loop.stop, loop.step))
+    lines.append(f"{indent}with domain_loop({bounds}):")  # braces doubled: the lines are format templates
     lines += w.steps(list(loop.body), indent + "    ", where, uses) or [f"{indent}    pass"]
     lines += w.steps(shape.tail, indent, where, uses)
     if persistent:
@@ -202,6 +195,11 @@ def work_methods(design: Design) -> dict:
         for step in task.schedule.steps() if task.schedule else ():
             if step.op in PRODUCER_WORK:
                 key = (step.target, step.op, tuple(k for k, _ in step.args))
+                for k in key[2]:
+                    name(k, f"step {step.op!r} on {step.target!r}: work input name", {"self", "stage_info"})
+                if len(set(key[2])) != len(key[2]):
+                    raise refuse(f"step {step.op!r} on {step.target!r} names a work input twice ({', '.join(key[2])})",
+                                 "give each input of one step its own name")
                 if key not in seen:
                     n = count.get(key[:2], 0) + 1
                     count[key[:2]] = n
@@ -261,7 +259,7 @@ def schedule_functions(templates: list, taken: set, queue: str) -> list[str]:
         if pyname == tpl.name:
             out += ["", "", "@schedule", head, *body]
         else:  # a second schedule of one name: keep the name pgstudio knows it by
-            out += ["", "", head, *body, f'{pyname}.__name__ = "{tpl.name}"  # the schedule\'s name in pgstudio',
+            out += ["", "", head, *body, "# the schedule's name in pgstudio:", f"{pyname}.__name__ = {lit(tpl.name)}",
                     f"{pyname} = schedule({pyname})"]
     return out
 
