@@ -34,6 +34,7 @@ horizon taken larger than it is only makes the set larger, never wrong.
 
 from __future__ import annotations
 
+import time
 from bisect import bisect_left, bisect_right
 
 from .statespace import State, StateSpace, conflict
@@ -73,7 +74,11 @@ class Reducer:
         self.writers = {slot: tuple(ts) for slot, ts in writers.items()}
         self.touch = {bit: tuple(sorted(ts)) for bit, ts in touch.items()}
 
-    def ample(self, s: State, agents: list[int], enabled: list[int]) -> list[int]:
+    def ample(self, s: State, agents: list[int], enabled: list[int], deadline: float | None = None) -> list[int]:
+        """The smallest of the stubborn sets started from each enabled agent; past ``deadline``
+        (``time.perf_counter``) the smallest found so far (every one is stubborn: the choice
+        only costs states, never a verdict), so one state of a huge design cannot outlast the
+        checker's time budget by more than one closure."""
         sp = self.space
         quiet, pcs = sp.quiet, s.pcs
         for a in enabled:  # a step that touches nothing shared commutes with everything
@@ -93,6 +98,8 @@ class Reducer:
                 return chosen
             if best is None or len(chosen) < len(best):
                 best = chosen
+            if deadline is not None and time.perf_counter() > deadline:
+                break
         return best
 
     def _closure(self, s: State, agents: list[int], q: "_Query", fp, en) -> list[int]:

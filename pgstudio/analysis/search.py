@@ -124,7 +124,7 @@ def bfs(space: StateSpace, *, reduced: bool = False, max_states: int = 1_000_000
             elif explore_all:
                 result.found[("terminal", "done", s)] = None
             continue
-        ample = reducer.ample(s, agents, enabled) if reducer else enabled
+        ample = reducer.ample(s, agents, enabled, deadline) if reducer else enabled
         stop = False
         for a in ample:
             nxt, bad = space.fire(s, a)
