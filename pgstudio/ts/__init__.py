@@ -44,6 +44,16 @@ from ._manager import TaskManager
 from ._task import Task
 from ._work import StageInfo, TaskLocalVariable, WorkAttr, consumer_work, producer_work
 
+from ._unmodelled import UNMODELLED, unmodelled
+
+
+def __getattr__(name: str):
+    """A known TS name that pgstudio does not model yet: one line saying so (not a bare ImportError)."""
+    if name in UNMODELLED:
+        raise unmodelled(name)
+    raise AttributeError(f"module 'pgstudio.ts' has no attribute {name!r}")
+
+
 __all__ = [
     "Agent", "BarrierAllocator", "BlockGuard", "CooperativeGroup", "DesignError", "Every", "IterationPredicate",
     "MemberRef", "MemoryResource", "OpaqueCondition", "PdlLaunchBarrier", "PdlWaitBarrier", "PipelineConfig",
