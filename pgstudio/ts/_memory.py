@@ -113,6 +113,14 @@ class SmemAllocator:
                               hint="compute_layout() after registering every resource and group")
         return self._total
 
+    def print_usage_report(self) -> None:
+        """TS's report of the shared memory the registered allocations take: each allocation's
+        offset and bytes, then the data and barrier totals (pgstudio's layout)."""
+        data = self.total_smem_bytes  # refuses before compute_layout(), as the totals do
+        for alloc in self.allocations:
+            print(f"  {alloc.name}: offset {alloc.offset}, {alloc.size_bytes} B")
+        print(f"shared memory: {data} B of data, {self.barrier_smem_bytes} B of barriers")
+
     @property
     def barrier_smem_bytes(self) -> int:
         """pgstudio's barrier bytes of what was registered: each group's slots, and each

@@ -120,6 +120,21 @@ class WorkQueue(MemoryResource):
                               hint="use TileSchedulerConfig(TileSchedulerType.StaticPersistent, params)")
 
 
+_work_queue_fields = WorkQueue.__init__
+
+
+def _work_queue_init(self, *args, **kwargs) -> None:
+    """TS takes the tile scheduler config positionally too: ``WorkQueue(cfg, name="wq")``."""
+    if len(args) > 1 or (args and "tile_scheduler_config" in kwargs):
+        raise TypeError("WorkQueue() takes one positional argument, the tile_scheduler_config")
+    if args:
+        kwargs["tile_scheduler_config"] = args[0]
+    _work_queue_fields(self, **kwargs)
+
+
+WorkQueue.__init__ = _work_queue_init  # type: ignore[method-assign]
+
+
 @dataclass(kw_only=True, eq=False)
 class PdlWaitBarrier(MemoryResource):
     """TS's Programmatic Dependent Launch wait: not modelled (pgstudio models one kernel)."""
