@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..codegen.gemm import emit_gemm
-from ..codegen.gemm_prelude import DIAG_WORDS, STATUS
+from ..codegen.gemm.prelude import DIAG_WORDS, STATUS
 from ..codegen.source import KernelSource
 from ..errors import DesignError, KernelHangError
 from ..model.design import Design

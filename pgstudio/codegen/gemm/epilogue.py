@@ -24,9 +24,9 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from ..analysis.build.gemm_limits import CHUNK_ELEMS, SPACES
-from ..analysis.expr import compute_expr
-from ..model.targets import DTYPE_BYTES
+from ...analysis.build.gemm_limits import CHUNK_ELEMS, SPACES
+from ...analysis.expr import compute_expr
+from ...model.targets import DTYPE_BYTES
 from .swizzle import unit_addr
 
 #: Helpers the split-K store needs (L2-coherent global accesses of the partial sums).

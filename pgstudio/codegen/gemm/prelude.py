@@ -1,5 +1,5 @@
 """The CUDA C++ prelude of generated GEMM kernels: mbarrier, TMA, cp.async, watchdog, fp16 / bf16
-packing and the persistent tile order.  Pure inline PTX and builtins, so NVRTC needs no headers.
+packing; the tile scheduler (``scheduler.py``) adds the persistent tile order.  Pure inline PTX and builtins, so NVRTC needs no headers.
 
 Watchdog record (``int diag[16]``, zeroed by the host before each launch)::
 
@@ -10,13 +10,12 @@ Watchdog record (``int diag[16]``, zeroed by the host before each launch)::
 
 from __future__ import annotations
 
-from .ptx import MBARRIER, TYPES
+from ..ptx import MBARRIER, TYPES
+from .scheduler import GROUP_M, TILE_ORDER
 
 DIAG_WORDS = 16
 STATUS = {1: "a barrier wait timed out", 2: "dynamic shared memory is not 1024-byte aligned",
           3: "the kernel was built for another architecture than the GPU runs"}
-#: Output tiles of one group of M-tile rows walked before moving along N (L2 reuse).
-GROUP_M = 8
 
 PRELUDE = TYPES + MBARRIER + r"""
 struct __align__(64) TmaDesc { u64 opaque[16]; };   // byte image of a CUtensorMap
@@ -103,18 +102,9 @@ __device__ __forceinline__ bool wd_wait(u32 bar, u32 parity, int* abort_flag, in
   if (pg_mbar_try_wait(bar, parity)) return true;
   return wd_wait_slow(bar, parity, abort_flag, diag, budget_ns, slot, stage, tile, kt, task);
 }
-
-// -- persistent tile order: groups of GROUP_M tile rows, column by column inside a group --
-__device__ __forceinline__ void tile_coords(int tile, int tiles_m, int tiles_n, int& mb, int& nb) {
-  const int width = PG_GROUP_M * tiles_n;
-  const int g = tile / width, first = g * PG_GROUP_M;
-  const int rows = min(tiles_m - first, PG_GROUP_M);
-  const int r = tile - g * width;
-  mb = first + r % rows;
-  nb = r / rows;
-}
 """
 
 
 def prelude() -> str:
-    return f"#define PG_GROUP_M {GROUP_M}\n" + PRELUDE
+    """The prelude, then the persistent tile order of the tile scheduler."""
+    return f"#define PG_GROUP_M {GROUP_M}\n" + PRELUDE + TILE_ORDER

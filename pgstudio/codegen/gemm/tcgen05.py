@@ -13,7 +13,7 @@ pgstudio compiles this path only (no Blackwell GPU to run it on); it is guarded 
 
 from __future__ import annotations
 
-from ..analysis.build.gemm_limits import TMEM_COLUMNS
+from ...analysis.build.gemm_limits import TMEM_COLUMNS
 
 GUARD = "defined(__CUDA_ARCH_FEAT_SM100_ALL)"
 #: UMMA instruction-descriptor operand formats (kind::f16: f16 0, bf16 1; kind::tf32: tf32 2).

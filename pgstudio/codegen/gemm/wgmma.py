@@ -22,7 +22,7 @@ Accumulator fragment of thread t (warp w = t/32 of its warpgroup, lane l) for re
 
 from __future__ import annotations
 
-from ..analysis.build.gemm_limits import MAX_BN as MAX_N
+from ...analysis.build.gemm_limits import MAX_BN as MAX_N
 
 #: wgmma operand type names by pgstudio dtype (float32 operands run as tf32).
 AB_TYPE = {"float16": "f16", "bfloat16": "bf16", "float32": "tf32"}

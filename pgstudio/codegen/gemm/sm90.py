@@ -1,0 +1,118 @@
+"""The sm_90a (Hopper) side of a GEMM task: wgmma into registers, staged for the epilogue.
+
+How the umma kind runs on sm_90a (see ``wgmma.py``): the accumulator lives in the registers of
+the MMA warpgroup(s); an umma consumer release (the table's commit-arrive, ``after_mma``) is one
+elected arrive after ``wgmma.wait_group`` retired the stage's MMAs (deferred by one k step, so
+one wgmma group stays in flight); an umma producer acquire waits for the staging buffer just
+before the registers are written to it (the registers are the accumulator until then), and its
+commit is one elected arrive after every MMA thread has written its fragment to the staging
+buffer.
+"""
+
+from __future__ import annotations
+
+from ...analysis.resolve import ResolvedStep
+from . import wgmma
+from .code import MMA_BAR_ID
+from .swizzle import unit_addr
+
+#: How the kernel's header comment describes the umma mapping on sm_90a.
+MAP_SM90 = """umma on sm_90a: wgmma from 128B-swizzled smem, fp32
+// accumulators in the MMA warpgroups' registers; consumer release = one elected arrive after
+// wgmma.wait_group retired the stage (one k step later); producer commit = one elected arrive
+// after the registers were staged to shared memory ({stage} staging, the emulated tensor memory)."""
+
+
+class Sm90Steps:
+    """The wgmma steps of the MMA task (mixed into ``task.Task``)."""
+
+    def declare_accumulator(self) -> None:
+        """The MMA task's registers: the pending umma releases, its warpgroup's block, the accumulator."""
+        c = self.c
+        released = dict.fromkeys(a.cursor for rs in self.plan.steps() for a in self.mma_releases(rs))
+        for cur in released:
+            c(f"int pend_{self.v(cur)} = 0;  // stage of {self.plan.cursor(cur).owner} whose umma release "
+              "waits for wgmma.wait_group")
+        r, wg_n = self.p.mma_repeats, self.p.wg_grid[1]
+        c("const int wgi = tt >> 7, wl = (tt >> 5) & 3;  // warpgroup in the task, warp in the warpgroup",
+          f"[[maybe_unused]] const int wgm = wgi / {wg_n}, wgn = wgi % {wg_n};  // its block along M and N",
+          f"float acc[{r}][{self.p.wg_cols // 2}];  // the emulated tensor-memory accumulator")
+
+    def prescan_releases(self, body) -> None:
+        for n in body:
+            if isinstance(n, ResolvedStep):
+                for a in self.mma_releases(n):
+                    self.deferred.setdefault(a.cursor, []).append(a)
+
+    def flush_releases(self) -> None:
+        """sm_90: every MMA warpgroup retired the stage; one elected thread releases it."""
+        c = self.c
+        c(f"named_bar_sync({MMA_BAR_ID}, {self.nt});")
+        with c.block("if (tt == 0)"):
+            for cur, acts in self.deferred.items():
+                for a in acts:
+                    self.release(a, f"// umma release of {self.plan.cursor(cur).owner}", "pend_" + self.v(cur))
+
+    def drain_releases(self, deferred_before: set) -> None:
+        """After the k loop: the last stage's releases, once every wgmma group retired."""
+        c = self.c
+        if set(self.deferred) - deferred_before:
+            c("wgmma_wait<0>();")
+            with c.block(f"if ({self.nkt} > 0)"):
+                self.flush_releases()
+            self.deferred.clear()
+
+    def wgmma_k_tile(self, a_st: str, b_st: str, offsets: tuple[str, str, str, str]) -> None:
+        """One k tile of wgmma per warpgroup (R repeats along M), then the previous step's releases."""
+        p, c = self.p, self.c
+        ta, tb = p.tiles[p.a], p.tiles[p.b]
+        a_off, b_off, lbo_b, sbo_b = offsets
+        ma, mb_ = wgmma.SWIZZLE_MODE[ta.panel], wgmma.SWIZZLE_MODE[tb.panel]
+        name = wgmma.mma_function(p.wg_cols, p.dtype, 1 if p.b_major == "mn" else 0)[0]
+        c(f"const u32 a_st = {a_st}, b_st = {b_st};", "wgmma_fence();", "#pragma unroll")
+        with c.block(f"for (int kk = 0; kk < {p.k_steps}; ++kk)"):
+            c("const u32 scale_d = (kt > 0 || kk > 0) ? 1u : 0u;  // first k step: D = A*B",
+              f"const u64 db = gmma_desc(b_st + {b_off}, {lbo_b}, {sbo_b}, {mb_}u);", "#pragma unroll")
+            with c.block(f"for (int r = 0; r < {p.mma_repeats}; ++r)"):
+                c(f"const u64 da = gmma_desc(a_st + {a_off}, 16u, {8 * ta.panel}u, {ma}u);",
+                  f"{name}(acc[r], da, db, scale_d);")
+        c("wgmma_commit();", "wgmma_wait<1>();  // the previous k step's wgmma group has retired")
+        if self.deferred:
+            with c.block("if (kt > 0)"):
+                self.flush_releases()
+
+    def commit_accumulator(self, a) -> None:
+        """The umma producer commit: registers staged, the MMA threads meet, one elected arrive."""
+        c = self.c
+        self.stage_accumulator(a.cursor)
+        if self.p.tma_stores:
+            c("fence_proxy_async();  // the staging writes -> the TMA engine that stores them")
+        c("__threadfence_block();", f"named_bar_sync({MMA_BAR_ID}, {self.nt});",
+          f"if (tt == 0) pg_mbar_arrive({self.addr(a)});  // umma commit: results in place")
+
+    def stage_accumulator(self, cursor: str) -> None:
+        """sm_90: the lazy acquire, then each thread writes its fragment to the staging buffer."""
+        c, p = self.c, self.p
+        st = p.staging
+        for a in self.pending_acquire.pop(cursor, []):
+            c("// the umma producer's acquire: wait until the epilogue released this staging buffer")
+            c(self.wait_code(a))
+        c(f"const u32 stg = base + {st.offset}u + (u32)s_{self.v(cursor)} * {st.stage_bytes}u;", "#pragma unroll")
+        with c.block(f"for (int r = 0; r < {p.mma_repeats}; ++r)"):
+            c(f"const int row0 = (wgm * {p.mma_repeats} + r) * 64 + 16 * wl + (lane >> 2);", "#pragma unroll")
+            with c.block(f"for (int q = 0; q < {p.wg_cols // 8}; ++q)"):
+                col0 = f"wgn * {p.wg_cols} + " if p.wg_grid[1] > 1 else ""
+                c(f"const int col = {col0}8 * q + 2 * (lane & 3);", "#pragma unroll")
+                with c.block("for (int h = 0; h < 2; ++h)"):
+                    c("const float v0 = acc[r][4 * q + 2 * h], v1 = acc[r][4 * q + 2 * h + 1];")
+                    if st.dtype == "float32":
+                        c(f"st_shared_f2(stg + (u32)(row0 + 8 * h) * {st.pitch}u + (u32)col * 4u, v0, v1);")
+                    elif st.swizzled:  # a TMA-layout panel: the swizzle spreads the 8 rows over all banks
+                        c("const int row = row0 + 8 * h;", "const u32 bcol = (u32)col * 2u;",
+                          f"st_shared_u32({unit_addr('stg', st.panel, st.panel_stride, 'row', 'bcol & ~15u')} + "
+                          f"(bcol & 15u), pack_{st.dtype}x2(v0, v1));")
+                    else:
+                        c(f"st_shared_u32(stg + (u32)(row0 + 8 * h) * {st.pitch}u + (u32)col * 2u, pack_{st.dtype}x2(v0, v1));")
+
+
+__all__ = ["MAP_SM90", "Sm90Steps"]
