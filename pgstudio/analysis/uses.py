@@ -1,4 +1,4 @@
-"""How many times each task waits on and arrives at each barrier set over its whole schedule.
+"""How many phases of each barrier set each task waits on and arrives at over its whole schedule.
 
 What decides whether producers and consumers meet is not any one loop bound but these totals:
 a nested N x K loop against a flat loop of N*K, two loops side by side, two brackets in one
@@ -37,6 +37,10 @@ def barrier_uses(design: Design, counts: Mapping[str, int] | None = None, layout
     out: Uses = {}
 
     def walk(task: str, nodes, times: int) -> None:
+        # One phase of a set is one pass of the task's cursor over it: several waits (each member
+        # of a Merge acquired on the shared empty barrier) or arrivals on the same slot before the
+        # cursor advances count once.  A loop body starts afresh each iteration.
+        seen: set[tuple[str, str, str]] = set()
         for n in nodes:
             if isinstance(n, ResolvedLoop):
                 trips = trip_count(n.loop, counts, problem)
@@ -44,12 +48,16 @@ def barrier_uses(design: Design, counts: Mapping[str, int] | None = None, layout
                     walk(task, n.body, times * trips)
                 else:  # a loop that never runs still names the barriers its body uses
                     walk(task, n.body, 0)
+                seen.clear()
                 continue
             for a in n.actions:
                 verb = "wait" if a.verb == "wait" else "arrive" if a.verb.startswith("arrive") else ""
-                if verb:
+                if verb and (a.set, verb, a.cursor) not in seen:
+                    seen.add((a.set, verb, a.cursor))
                     per = out.setdefault(a.set, {})
                     per[(task, verb)] = per.get((task, verb), 0) + times
+            for cur in n.advances:
+                seen = {k for k in seen if k[2] != cur}
 
     for t in design.tasks:
         if t.name in plans:

@@ -245,8 +245,9 @@ CASES = [
      lambda d: without_steps(d, "epilogue", lambda s: s.target == "smem_r"),
      "codegen.read_without_wait", ["task 'epilogue' never waits on 'smem_r', but gmem_d.store(val_c=tmem_c, "
                                    "val_r=smem_r) reads it"]),
+    # one flat loop of as many iterations as num_tiles x num_k_tiles: the counts agree, the store is outside the k loop
     ("k_loop", lambda: examples.fork_gemm_act(num_stages=2), lambda d: reloop(d, "act", lambda lp: (Loop(
-        0, "num_tiles", 1, lp.body[0].body),)),
+        0, d.problem_dict["num_tiles"] * d.problem_dict["num_k_tiles"], 1, lp.body[0].body),)),
      "codegen.k_loop", ["task 'act': gmem_d1.store(val=smem_act) is outside domain_loop(0, num_k_tiles, 1), but "
                         "'gmem_d1' is a MK tile"]),
     ("gemm_loop", gemm, lambda d: reloop(d, "epilogue", lambda lp: (Loop(0, "num_tiles", 1, (
