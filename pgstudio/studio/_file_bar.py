@@ -48,18 +48,34 @@ class FileBar:
 
 
 class RestoreBanner:
-    """Shown when an autosaved design exists that differs from the one on screen."""
+    """Shown when an earlier visit's autosave differs from the design on screen: restore it,
+    discard it, or keep both (the earlier one as a design file beside the autosave).  Until one
+    is chosen the studio writes no autosave, so reloading the page or running the notebook's cells
+    never replaces what is offered."""
 
-    def __init__(self, *, restore: Callable[[], Any]) -> None:
+    def __init__(self, *, restore: Callable[[], Any], discard: Callable[[], Any], keep_both: Callable[[], Any]) -> None:
         self.text = W.HTML()
-        self.restore = button("Restore it", restore, icon="undo", style="warning")
-        self.discard = button("Dismiss", self.hide, tip="keep the design on screen; the next edit overwrites the autosave")
-        self.widget = W.HBox([self.text, self.restore, self.discard], layout=W.Layout(align_items="center"))
+        self.version = W.Dropdown(options=[], layout=W.Layout(width="auto", max_width="320px"),
+                                  description="version", style={"description_width": "52px"})
+        self.restore = button("Restore it", restore, icon="undo", style="warning",
+                              tip="open the autosaved design (undo brings back the one on screen)")
+        self.discard = button("Discard", discard, tip="keep the design on screen; the autosaved one is not offered again")
+        self.keep_both = button("Keep both", keep_both, icon="copy",
+                                tip="save the autosaved design as a file beside the autosave and carry on with this one")
+        self.widget = W.HBox([self.text, self.version, self.restore, self.discard, self.keep_both],
+                             layout=W.Layout(align_items="center", flex_flow="row wrap"))
+        self.widget.add_class("pg-restore")
         self.hide()
 
-    def offer(self, name: str, when: str, path: str) -> None:
-        self.text.value = (f"<div class='pg-banner'>An autosaved design <b>{escape(name)}</b> from {escape(when)} "
-                           f"was found (<code>{escape(path)}</code>).</div>")
+    def offer(self, versions: list, path: str) -> None:
+        """``versions``: (label, key) pairs, newest first."""
+        self.version.options = versions
+        self.version.value = versions[0][1]
+        self.version.layout.display = None if len(versions) > 1 else "none"
+        label = versions[0][0]
+        self.text.value = (f"<div class='pg-banner'>An autosaved design from an earlier visit was found: "
+                           f"<b>{escape(label)}</b> (<code>{escape(path)}</code>). Autosave waits until you "
+                           f"restore, discard or keep both.</div>")
         self.widget.layout.display = None
 
     def hide(self) -> None:

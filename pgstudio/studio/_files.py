@@ -29,16 +29,32 @@ ASIDE_INFIX = ".unreadable-"
 _DEVICES = {"CON", "PRN", "AUX", "NUL", *(f"COM{i}" for i in range(1, 10)), *(f"LPT{i}" for i in range(1, 10))}
 
 
-def autosave_stem(name: object) -> str:
-    """``name`` as a file-name stem that stays inside its folder: letters, digits, '_' and '-'
-    only (no separators, no '..', no leading dot), at most ``MAX_NAME_CHARS`` characters;
-    ``"studio"`` when nothing is left.
+#: A name used as it is: letters, digits, '_' and '-', starting with a letter or digit, and not of
+#: the form ``<text>-<10 hex digits>`` that other names map to.
+_PLAIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
+_HASHED = re.compile(r".*-[0-9a-f]{10}")
 
-    >>> autosave_stem("../x"), autosave_stem("my lab/2"), autosave_stem("..")
-    ('x', 'my_lab_2', 'studio')
+
+def autosave_stem(name: object) -> str:
+    """``name`` as a file-name stem that stays inside its folder, different for different names.
+
+    A plain name (letters, digits, '_' and '-', at most ``MAX_NAME_CHARS``) is used as it is;
+    any other name becomes its plain letters (at most 40) and ten hex digits of its SHA-256, so
+    ``my lab`` and ``my_lab``, long names sharing a beginning, and non-ASCII names get files of
+    their own (the file records its studio's name too, and a collision is refused on open).
+
+    >>> autosave_stem("lab"), autosave_stem("my lab"), autosave_stem("../x")
+    ('lab', 'my_lab-e283ee3c9c', 'x-d6b96a97d1')
     """
-    stem = re.sub(r"[^A-Za-z0-9_-]+", "_", str(name)).strip("_-")[:MAX_NAME_CHARS] or "studio"
-    return f"_{stem}" if stem.upper() in _DEVICES else stem
+    import hashlib
+
+    text = str(name)
+    if (_PLAIN.fullmatch(text) and len(text) <= MAX_NAME_CHARS and not _HASHED.fullmatch(text)
+            and text.upper() not in _DEVICES):
+        return text
+    plain = re.sub(r"[^A-Za-z0-9_-]+", "_", text).strip("_-")[:40] or "studio"
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:10]
+    return f"{plain}-{digest}"
 
 
 def autosave_path(name: str = "studio", folder: str | os.PathLike | None = None) -> Path:

@@ -15,7 +15,6 @@ shows is always computed from ``studio.design``.
 
 from __future__ import annotations
 
-import datetime
 import os
 from pathlib import Path
 from html import escape
@@ -35,11 +34,12 @@ from ._design_editor import DesignEditor
 from ._diagnostics_pane import DiagnosticsPane
 from ._edge_editor import EdgeEditor
 from ._figures import BarrierPane, TimelinePane
-from ._file_bar import FileBar, RestoreBanner
-from ._files import autosave_path, autosave_stem, load_design, parse_design, save_design, set_aside, write_design
+from ._file_bar import FileBar
+from ._files import autosave_stem, load_design, parse_design, save_design
 from ._group_editor import GroupEditor
 from ._history import History
 from ._resource_editor import ResourceEditor
+from ._restore import Keeper
 from ._snapshot import Snapshot
 from ._task_editor import TaskEditor
 from ._ui import CSS, button
@@ -52,10 +52,14 @@ DEBOUNCE_S = 0.15
 class Studio:
     """See the module docstring.
 
-    ``design``: what to open (default: the autosaved design is offered, else an empty one).
+    ``design``: what to open (default: the newest autosave, else an empty design).  When an
+    earlier visit autosaved something else, the studio offers it (restore / discard / keep both)
+    and writes no autosave until one is chosen.
     ``name``: names the autosave file ``<name>.pgstudio-autosave.json`` in ``folder`` (default:
-    the working directory, i.e. next to the notebook); characters other than letters, digits,
-    '_' and '-' become '_', so the file stays in ``folder``.  ``autosave=False`` turns it off.
+    the working directory, i.e. next to the notebook); a name that is not a plain file name gets
+    a hash of itself (``_files.autosave_stem``), so the file stays in ``folder`` and two names
+    never share one.  The file keeps the last few visits (``_autosave``).  ``autosave=False``
+    turns it off.
     ``iterations``: domain-loop iterations the checker explores.  ``lazy``: draw only the pane
     on screen after an edit.
     """
@@ -65,8 +69,10 @@ class Studio:
                  lazy: bool = True) -> None:
         self.iterations = iterations
         self.folder = Path(folder) if folder is not None else Path.cwd()
-        self.autosave_file = autosave_path(name, folder) if autosave else None
-        self._autosave_error = False
+        self.message = W.HTML()
+        self._keeper = Keeper(name, folder, say=self.say, open_design=self.set_design, enabled=autosave)
+        if design is None:
+            design = self._keeper.latest()
         start = design if design is not None else E.blank_design()
         try:
             start = derive_design(adopt_derived(start))
@@ -77,11 +83,10 @@ class Studio:
 
         self.title = W.HTML()
         self.status = W.HTML()
-        self.message = W.HTML()
         self.undo_button = button("Undo", self.undo, icon="undo", tip="undo the last edit", width="90px")
         self.redo_button = button("Redo", self.redo, icon="repeat", tip="redo", width="90px")
         current = lambda: self.design  # noqa: E731  (editors read the one value through this)
-        self.banner = RestoreBanner(restore=self.restore_autosave)
+        self.banner = self._keeper.banner
         self.files = FileBar(current, save=self.save, load=self.load, load_bytes=self.load_bytes)
         self.editors = {
             "resources": ResourceEditor(current, add=self.add_resource, remove=self.remove_resource,
@@ -121,10 +126,15 @@ class Studio:
         self._debouncer = Debouncer(debounce, self._redraw)
         self._refresh_editors()
         self._redraw()
-        if autosave and autosave_stem(name) != name:
-            self.say(f"autosave name {name!r} is saved as {self.autosave_file.name!r} (a file name keeps to "
-                     f"letters, digits, '_' and '-')")
-        self._offer_restore()
+        if self._keeper.path is not None and autosave_stem(name) != name:
+            self.say(f"autosave name {name!r} is saved as {self._keeper.path.name!r} (a file name keeps to "
+                     f"letters, digits, '_' and '-'; the rest is a hash of the name)")
+        self._keeper.offer(self.design)
+
+    @property
+    def autosave_file(self) -> Path | None:
+        """The autosave file, None when autosave is off."""
+        return self._keeper.path
 
     # -- the one value ------------------------------------------------------------------------
     @property
@@ -330,56 +340,11 @@ class Studio:
         return True
 
     def _autosave(self) -> None:
-        if self.autosave_file is None:
-            return
-        try:
-            write_design(self.design, self.autosave_file)
-            self._autosave_error = False
-        except OSError as exc:
-            if not self._autosave_error:
-                self.say(f"autosave to {self.autosave_file} failed: {exc.strerror or exc}", bad=True)
-            self._autosave_error = True
-        self.banner.hide()
-
-    def _offer_restore(self) -> None:
-        path = self.autosave_file
-        if path is None or not path.exists():
-            return
-        design, text = load_design(path)
-        if design is None:
-            self._keep_aside(text)
-            return
-        if design == self.design:
-            return
-        when = datetime.datetime.fromtimestamp(path.stat().st_mtime).strftime("%Y-%m-%d %H:%M")
-        self.banner.offer(design.name, when, str(path))
-
-    def _keep_aside(self, why: str) -> None:
-        """An autosave that cannot be read may still be a user's only copy: rename it aside, and
-        if even that fails, stop autosaving so that no edit overwrites it."""
-        path = self.autosave_file
-        assert path is not None
-        try:
-            aside = set_aside(path)
-        except OSError as exc:
-            self.autosave_file = None
-            self.say(f"the autosave file could not be read ({why}) nor kept aside ({exc.strerror or exc}); "
-                     f"autosave is off for this studio so that it is not overwritten: move {path} away and reopen",
-                     bad=True)
-            return
-        self.banner.hide()
-        self.say(f"the autosave file could not be read ({why}); it is kept as {aside} and a new autosave starts", bad=True)
+        self._keeper.save(self.design)
 
     def restore_autosave(self) -> bool:
-        """Open the autosaved design (undo returns to what was on screen)."""
-        if self.autosave_file is None:
-            return False
-        design, text = load_design(self.autosave_file)
-        if design is None:  # it changed since it was offered
-            self._keep_aside(text)
-            return False
-        self.set_design(design, text)
-        return True
+        """Open the offered autosave (undo returns to what was on screen); False if none is offered."""
+        return self._keeper.restore()
 
     # -- compile and benchmark --------------------------------------------------------------
     def compile_and_benchmark(self) -> Any:

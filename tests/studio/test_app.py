@@ -1,7 +1,6 @@
 """The Studio driven through its widgets, headless: set widget values and click buttons as a user
 would, then check the Design it holds and what the panes say (their model state: no browser)."""
 
-import json
 
 import pytest
 
@@ -137,65 +136,6 @@ def test_undo_redo_buttons(studio):
     assert studio.design == before and studio.redo_button.disabled is False
     studio.redo_button.click()
     assert studio.design == after
-
-
-def test_autosave_survives_a_restart_and_is_offered_back(tmp_path):
-    first = Studio(streaming(), folder=tmp_path, debounce=0)
-    first.add_group("ab", ["smem_a", "smem_b"])
-    saved = tmp_path / "studio.pgstudio-autosave.json"
-    assert json.loads(saved.read_text())["groups"][0]["name"] == "ab"
-    second = Studio(folder=tmp_path, debounce=0)  # a new kernel: nothing but the file is left
-    assert second.banner.shown and "merge_copy_ungrouped" in second.banner.text.value
-    assert saved.exists() and second.design.resources == ()  # nothing overwritten before the user chooses
-    second.banner.restore.click()
-    assert second.design == first.design and not second.banner.shown
-    second.undo()
-    assert second.design.resources == ()
-
-
-def test_unreadable_autosave_is_a_message_and_kept_aside(tmp_path):
-    path = tmp_path / "studio.pgstudio-autosave.json"
-    path.write_text("{oops")
-    s = Studio(folder=tmp_path, debounce=0)
-    kept = [p for p in tmp_path.iterdir() if ".unreadable-" in p.name]
-    assert "could not be read" in s.message_text and f"kept as {kept[0]}" in s.message_text and not s.banner.shown
-    s.open_example("merge_copy")
-    assert kept[0].read_text() == "{oops"  # the next edit autosaves beside it, never over it
-    assert json.loads(path.read_text())["name"] == "merge_copy"
-
-
-def test_an_autosave_that_cannot_be_kept_aside_turns_autosave_off(tmp_path, monkeypatch):
-    from pgstudio.studio import app
-
-    def refuse(path):
-        raise PermissionError(13, "Permission denied")
-    monkeypatch.setattr(app, "set_aside", refuse)
-    path = tmp_path / "studio.pgstudio-autosave.json"
-    path.write_text("{oops")
-    s = Studio(folder=tmp_path, debounce=0)
-    assert "autosave is off" in s.message_text and s.autosave_file is None
-    s.open_example("merge_copy")
-    assert path.read_text() == "{oops"
-
-
-def test_an_autosave_broken_after_the_offer_is_kept_aside_on_restore(tmp_path):
-    Studio(streaming(), folder=tmp_path, debounce=0).add_group("ab", ["smem_a", "smem_b"])
-    s = Studio(folder=tmp_path, debounce=0)
-    assert s.banner.shown
-    (tmp_path / "studio.pgstudio-autosave.json").write_text("[]")
-    s.banner.restore.click()
-    assert "kept as" in s.message_text and s.design.resources == ()
-    assert [p.read_text() for p in tmp_path.iterdir() if ".unreadable-" in p.name] == ["[]"]
-
-
-def test_a_studio_name_cannot_write_outside_its_folder(tmp_path):
-    folder = tmp_path / "work"
-    folder.mkdir()
-    s = Studio(streaming(), name="../escaped", folder=folder, debounce=0)
-    assert "autosave name '../escaped' is saved as 'escaped.pgstudio-autosave.json'" in s.message_text
-    s.add_group("ab", ["smem_a", "smem_b"])
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["work"]
-    assert [p.name for p in folder.iterdir()] == ["escaped.pgstudio-autosave.json"]
 
 
 def test_save_load_and_bad_upload(studio, tmp_path):
