@@ -124,7 +124,7 @@ class SmemAllocator:
     @property
     def barrier_smem_bytes(self) -> int:
         """pgstudio's barrier bytes of what was registered: each group's slots, and each
-        pipelined resource outside a group its [full x S][empty x S]."""
+        pipelined resource outside a group its ``[full x S][empty x S]``."""
         total = sum(barrier_layout(g.model).num_barriers for g in self.groups)
         for r in self.resources:
             if r.pipeline_config is not None and r.pipeline_group is None:
