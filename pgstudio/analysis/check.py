@@ -89,11 +89,17 @@ def faithful_counts(design: Design, iterations: int | None, inner: int | None, l
         return first
     real = barrier_uses(design, {})
     span = 2 * max((r.pipeline_config.num_stages for r in design.pipelined), default=1)
-    wide = span + 1
-    tries = [first] + [shrink(design, None if iterations is None else max(iterations, wide),
-                              None if inner is None else max(inner, wide) if both else inner) for both in (False, True)]
     lost: list[str] = []
-    for c in tries:
+
+    def tries():
+        yield first
+        # past the ring: a bound that starts or stops a loop one or two iterations off another
+        # (``Loop(1, num_tiles)``) needs its own total past twice the ring too
+        for wide in (span + 1, span + 2, 2 * span, 3 * span):
+            for both in (False, True):
+                yield shrink(design, None if iterations is None else max(iterations, wide),
+                             None if inner is None else max(inner, wide) if both else inner)
+    for c in tries():
         lost = kept(real, barrier_uses(design, c.counts), span)
         if not lost and c.exact:
             return c

@@ -34,12 +34,13 @@ def barrier_uses(design: Design, counts: Mapping[str, int] | None = None, layout
     counts = counts or {}
     problem = design.problem_dict
     plans = plans or resolve(design, layout or barrier_layout(design))
-    out: Uses = {}
+    per_cursor: dict[tuple[str, str, str, str], int] = {}  # (set, task, verb, cursor) -> phases
 
     def walk(task: str, nodes, times: int) -> None:
-        # One phase of a set is one pass of the task's cursor over it: several waits (each member
-        # of a Merge acquired on the shared empty barrier) or arrivals on the same slot before the
-        # cursor advances count once.  A loop body starts afresh each iteration.
+        # One phase of a set is one pass of a cursor over it: several waits or arrivals on the same
+        # slot before the cursor advances count once, and the members of a Merge that one task
+        # acquires (each through its own cursor, all on the shared empty barrier) pass it together,
+        # so a task's phases on a set are those of its busiest cursor.  A loop body starts afresh.
         seen: set[tuple[str, str, str]] = set()
         for n in nodes:
             if isinstance(n, ResolvedLoop):
@@ -54,14 +55,18 @@ def barrier_uses(design: Design, counts: Mapping[str, int] | None = None, layout
                 verb = "wait" if a.verb == "wait" else "arrive" if a.verb.startswith("arrive") else ""
                 if verb and (a.set, verb, a.cursor) not in seen:
                     seen.add((a.set, verb, a.cursor))
-                    per = out.setdefault(a.set, {})
-                    per[(task, verb)] = per.get((task, verb), 0) + times
+                    key = (a.set, task, verb, a.cursor)
+                    per_cursor[key] = per_cursor.get(key, 0) + times
             for cur in n.advances:
                 seen = {k for k in seen if k[2] != cur}
 
     for t in design.tasks:
         if t.name in plans:
             walk(t.name, plans[t.name].nodes, 1)
+    out: Uses = {}
+    for (bset, task, verb, _), n in per_cursor.items():
+        per = out.setdefault(bset, {})
+        per[(task, verb)] = max(per.get((task, verb), 0), n)
     return out
 
 

@@ -18,10 +18,19 @@ import sys
 import traceback
 from types import ModuleType
 
-from .. import __version__
 from ..errors import PgStudioError
 from . import bench, check, compile, demo, emit, example, export_ts, import_ts, lab, render, sweep, trace
 from ._common import load_design
+
+
+def _version() -> str:
+    """The installed distribution's version (what pyproject.toml says), without importing the
+    package's top level, which the command line sits below."""
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        return version("pgstudio")
+    except PackageNotFoundError:
+        return "unknown (not installed: pip install -e .)"
 
 #: Every command, in the order ``pgstudio --help`` lists them.
 COMMANDS: tuple[ModuleType, ...] = (demo, check, example, render, emit, compile, bench, sweep, trace, lab,
@@ -31,7 +40,7 @@ COMMANDS: tuple[ModuleType, ...] = (demo, check, example, render, emit, compile,
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="pgstudio", description="design, check, draw, compile and benchmark "
                                      "mbarrier pipelines and PipelineGroups")
-    parser.add_argument("--version", action="version", version=f"pgstudio {__version__}")
+    parser.add_argument("--version", action="version", version=f"pgstudio {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
     for module in COMMANDS:
         p = sub.add_parser(module.NAME, help=module.HELP, description=module.HELP)

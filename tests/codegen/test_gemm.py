@@ -110,13 +110,13 @@ def test_sm100a_barrier_operations_are_the_plan_in_order(name, twin):
 
 def _with_plans(monkeypatch, change):
     """Make emit_gemm walk plans that ``change(action) -> action`` rewrote."""
-    real = gemm.resolve
+    real = gemm.emit.resolve
 
     def nodes(ns):
         return tuple(ResolvedLoop(n.loop, nodes(n.body)) if isinstance(n, ResolvedLoop) else
                      dataclasses.replace(n, actions=tuple(change(a) for a in n.actions)) for n in ns)
 
-    monkeypatch.setattr(gemm, "resolve", lambda design, layout=None: {
+    monkeypatch.setattr(gemm.emit, "resolve", lambda design, layout=None: {
         t: dataclasses.replace(p, nodes=nodes(p.nodes)) for t, p in real(design, layout).items()})
 
 

@@ -1,6 +1,7 @@
 """``pgstudio.ts.load`` runs a TS script (its own TS imports resolve to pgstudio.ts), the
 ``import-ts`` / ``export-ts`` commands, the tutorial script and its pictures, and what export refuses."""
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -121,7 +122,8 @@ def test_export_refuses_a_fork_of_distinct_buffers():
 def test_export_refuses_two_loops_side_by_side_and_an_invalid_design():
     design = examples.merge_copy()
     task = design.task("store")
-    two = CapturedSchedule("two", task.schedule.nodes + task.schedule.nodes)
+    half = dataclasses.replace(task.schedule.nodes[0], stop=design.problem_dict["num_tiles"] // 2)
+    two = CapturedSchedule("two", (half, half))  # as many iterations as the loaders, in two loops
     from pgstudio.model.task import Task
     with pytest.raises(DesignError, match="has 2 loops side by side; TS allows one domain_loop per schedule"):
         to_ts(design.with_task(Task.unchecked("store", 4, 4, task.src_resources, task.dst_resources, two)))
