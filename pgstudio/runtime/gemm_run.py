@@ -5,8 +5,8 @@
 output with NaN, launches on a persistent grid (one block per SM, at most one per output tile),
 reads the watchdog record, and compares each output with a float32 reference computed by
 ``cupy.matmul`` (cuBLAS).  ``benchmark_gemm(design)`` times the design, its ungrouped twin and
-cuBLAS (``cupy.matmul`` for float16; ``cublasGemmEx`` for bfloat16, which CuPy has no dtype for)
-on the same data, each verified before it is timed.
+every library GEMM a user would call instead (``runtime.peers``: torch.matmul, cublasGemmEx) on
+the same data, each verified before it is timed, and names the fastest.
 
 16-bit data lives in ``uint16`` arrays (bfloat16 has no NumPy / CuPy dtype); ``to_float32`` reads
 them back; float32 operands (run on the tf32 tensor cores) and float32 outputs are float32 arrays.
@@ -32,8 +32,10 @@ from ..model.design import Design
 from ..model.resource import Memory
 from ..model.ungroup import ungrouped
 from ._cupy import cupy, require_gpu
+from .storage import to_bits, to_float32
 from .tensormap import TmaDesc, encode_2d
 from .timing import batch_for, estimate_ms, time_interleaved
+from .verify import VerificationError
 
 #: Largest error of an output relative to the largest reference magnitude, by dtype: fp32
 #: accumulation then one rounding to the output type, with margin for K-long sums.
@@ -50,28 +52,6 @@ def is_gemm(design: Design) -> bool:
 def _dims(space: str, m: int, n: int, k: int) -> tuple[int, int]:
     size = {"M": m, "N": n, "K": k}
     return size[space[0]], size[space[1]]
-
-
-def to_bits(x32, dtype: str):
-    """float32 CuPy array -> storage of ``dtype``: uint16 bits of a 16-bit type (round to nearest
-    even), or float32 itself."""
-    cp = cupy()
-    if dtype == "float32":
-        return x32.astype(cp.float32)
-    if dtype == "float16":
-        return x32.astype(cp.float16).view(cp.uint16)
-    u = x32.astype(cp.float32).view(cp.uint32)
-    return ((u + cp.uint32(0x7FFF) + ((u >> 16) & cp.uint32(1))) >> 16).astype(cp.uint16)
-
-
-def to_float32(bits, dtype: str):
-    """Storage of ``dtype`` (uint16 bits, or float32) -> float32."""
-    cp = cupy()
-    if dtype == "float32":
-        return bits.astype(cp.float32, copy=False)
-    if dtype == "float16":
-        return bits.view(cp.float16).astype(cp.float32)
-    return (bits.astype(cp.uint32) << 16).view(cp.float32)
 
 
 _BINOPS = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
@@ -301,7 +281,7 @@ def verify(design: Design, src: KernelSource, launcher: GemmLauncher, data: Gemm
         if bad or not err <= tol:
             where = cp.argwhere(cp.isnan(got) | (cp.abs(got - want) > tol * scale))
             first = tuple(int(x) for x in where[0].get()) if where.size else ()
-            raise AssertionError(f"design {design.name!r} ({src.arch}) at M={data.m} N={data.n} K={data.k} "
+            raise VerificationError(f"design {design.name!r} ({src.arch}) at M={data.m} N={data.n} K={data.k} "
                                  f"{data.dtype}: output {name!r} differs from cuBLAS: max error {err:.3g} x max|ref| "
                                  f"(tolerance {tol}), {bad} NaN (unwritten), first bad element {first}")
     return errs
@@ -344,61 +324,50 @@ def run_gemm(design: Design, m: int | None = None, n: int | None = None, k: int 
     return res
 
 
-def cublas_matmul(data: GemmData, a: str, b: str, out, b_major: str = "mn"):
-    """D = A @ B by cuBLAS on the same 16-bit data: (label, callable), or None when unavailable."""
-    cp = cupy()
-    A, B = data.arrays[a], data.arrays[b]
-    if data.dtype == "float32":  # full fp32 (CuPy leaves tf32 off unless CUPY_TF32=1)
-        return "cuBLAS (cupy.matmul fp32)", lambda: cp.matmul(A, B if b_major == "mn" else B.T, out=out)
-    if data.dtype == "float16":
-        A16, B16, D16 = A.view(cp.float16), B.view(cp.float16), out.view(cp.float16)
-        Bm = B16 if b_major == "mn" else B16.T
-        return "cuBLAS (cupy.matmul)", lambda: cp.matmul(A16, Bm, out=D16)
-    try:
-        from cupy_backends.cuda.libs import cublas
-        import numpy as np
-        handle = cp.cuda.device.get_cublas_handle()
-        alpha, beta = np.ones(1, np.float32), np.zeros(1, np.float32)
-        m, n, k = data.m, data.n, data.k
-        r16bf, compute32f = 14, 68  # CUDA_R_16BF, CUBLAS_COMPUTE_32F
-        transb = 0 if b_major == "mn" else 1  # column-major view: D^T = B^T A^T
-        ldb = n if b_major == "mn" else k
-
-        def call():  # on CuPy's current stream (so a CUDA-graph capture of it holds the GEMM)
-            cublas.setStream(handle, cp.cuda.get_current_stream().ptr)
-            cublas.gemmEx(handle, transb, 0, n, m, k, alpha.ctypes.data, B.data.ptr, r16bf, ldb, A.data.ptr, r16bf, k,
-                          beta.ctypes.data, out.data.ptr, r16bf, n, compute32f, -1)
-        call()
-        return "cuBLAS (cublasGemmEx)", call
-    except Exception as exc:  # noqa: BLE001 - no bfloat16 cuBLAS entry in this CuPy build
-        import sys
-        print(f"cublasGemmEx (bfloat16) unavailable through CuPy: {exc}", file=sys.stderr)
-    try:  # PyTorch's bfloat16 matmul is cuBLAS too; shares the arrays through DLPack
-        import torch
-        tA = torch.from_dlpack(A).view(torch.bfloat16)
-        tB = torch.from_dlpack(B).view(torch.bfloat16)
-        tD = torch.from_dlpack(out).view(torch.bfloat16)
-        Bm = tB if b_major == "mn" else tB.t()
-        return "cuBLAS (torch.matmul)", lambda: torch.matmul(tA, Bm, out=tD)
-    except Exception:  # noqa: BLE001
-        return None
+def gemm_sources(design: Design) -> tuple[str, str]:
+    """The global tensors behind the accumulator's A and B operands."""
+    acc = next(r for r in design.resources if r.memory is Memory.TMEM and r.compute.op == "mma")
+    return tuple(next(x for x in design.deps(r) if design.resource(x).memory is Memory.GMEM)
+                 for r in design.deps(acc.name))  # type: ignore[return-value]
 
 
 @dataclass
 class GemmBenchTable:
+    """The design, its twin and every library peer, timed interleaved on the same data.
+
+    ``peers``: the rows that are library calls (``runtime.peers``); ``best_peer`` the fastest of
+    them, which ``x best library`` divides by (above 1: the design is faster)."""
+
     design: str
     m: int
     n: int
     k: int
     dtype: str
     rows: list[tuple[str, float, float]]  # (variant, median ms, TFLOP/s)
+    peers: tuple[str, ...] = ()
+    note: str = ""
+
+    @property
+    def best_peer(self) -> tuple[str, float] | None:
+        """(label, median ms) of the fastest library row, None when no peer ran."""
+        timed = [(name, ms) for name, ms, _ in self.rows if name in self.peers]
+        return min(timed, key=lambda x: x[1]) if timed else None
+
+    def vs_best_library(self, variant: str | None = None) -> float:
+        """Best library time / ``variant``'s time (the design by default); nan without a peer."""
+        best = self.best_peer
+        ms = next(r[1] for r in self.rows if r[0] == (variant or self.rows[0][0]))
+        return best[1] / ms if best else float("nan")
 
     def table(self) -> str:
-        base = self.rows[0][1]
-        lines = [f"{self.design}: {self.m}x{self.n}x{self.k} {self.dtype}",
-                 f"{'variant':<34} {'median ms':>10} {'TFLOP/s':>9} {'time / design':>14}"]
+        best = self.best_peer
+        lines = [f"{self.design}: {self.m}x{self.n}x{self.k} {self.dtype}" + (f" ({self.note})" if self.note else ""),
+                 f"{'variant':<34} {'median ms':>10} {'TFLOP/s':>9} {'x best library':>15}"]
         for name, ms, tf in self.rows:
-            lines.append(f"{name:<34} {ms:>10.4f} {tf:>9.1f} {ms / base:>14.3f}")
+            rel = f"{best[1] / ms:.3f}" if best else "-"
+            lines.append(f"{name:<34} {ms:>10.4f} {tf:>9.1f} {rel:>15}")
+        lines.append(f"best library: {best[0]} ({best[1]:.4f} ms), fastest of {', '.join(self.peers)}" if best
+                     else "no library peer ran")
         return "\n".join(lines)
 
     def __str__(self) -> str:
@@ -407,9 +376,20 @@ class GemmBenchTable:
 
 def benchmark_gemm(design: Design, m: int | None = None, n: int | None = None, k: int | None = None, *,
                    rounds: int = 10, warmup: int = 2, seed: int | None = None, twin: bool = True,
-                   b_major: str | None = None, **_: Any) -> GemmBenchTable:
-    """The design, its ungrouped twin and cuBLAS on the same data, interleaved; each verified first."""
+                   b_major: str | None = None, peers: bool = True, **_: Any) -> GemmBenchTable:
+    """The design, its ungrouped twin and every library GEMM a user would call instead
+    (``runtime.peers.gemm_peers``: torch.matmul, cublasGemmEx) on the same data, interleaved;
+    each verified first against the float32 reference on poisoned outputs.  It runs on a created
+    stream, so PyTorch's launches are on the stream the events time."""
     require_gpu()
+    cp = cupy()
+    with cp.cuda.Stream(non_blocking=True):
+        return _benchmark_gemm(design, m, n, k, rounds=rounds, warmup=warmup, seed=seed, twin=twin,
+                               b_major=b_major, peers=peers)
+
+
+def _benchmark_gemm(design: Design, m, n, k, *, rounds: int, warmup: int, seed, twin: bool, b_major, peers: bool):
+    from .peers import gemm_peers, verify_peer
     cp = cupy()
     p = design.problem_dict
     m, n, k = m or p["M"], n or p["N"], k or p["K"]
@@ -426,19 +406,15 @@ def benchmark_gemm(design: Design, m: int | None = None, n: int | None = None, k
         maps = dict(data.maps)
         args = la.args(GemmData(m, n, k, data.dtype, data.arrays, data.values, maps, data.out_dtypes))
         variants.append((d.name, (lambda la=la, args=args: la.launch(data, args)), la))
-    acc = next(r for r in design.resources if r.memory is Memory.TMEM and r.compute.op == "mma")
-    a_res, b_res = design.deps(acc.name)
-    src_of = {r: next(x for x in design.deps(r) if design.resource(x).memory is Memory.GMEM) for r in (a_res, b_res)}
-    scratch = cp.empty((m, n), dtype=cp.float32 if data.dtype == "float32" else cp.uint16)
-    found = cublas_matmul(data, src_of[a_res], src_of[b_res], scratch, b_major)
-    if found is not None:
-        label, lib = found
-        lib()
-        want = data.values[src_of[a_res]] @ (data.values[src_of[b_res]] if b_major == "mn" else data.values[src_of[b_res]].T)
-        err = float(cp.abs(to_float32(scratch, data.dtype) - want).max()) / (float(cp.abs(want).max()) or 1.0)
-        if not err <= TOLERANCE[data.dtype]:
-            raise AssertionError(f"cuBLAS baseline disagrees with the float32 reference: {err:.3g}")
-        variants.append((label, lib, None))
+    labels: list[str] = []
+    if peers:
+        a, b = gemm_sources(design)
+        scratch = cp.empty((m, n), dtype=cp.float32 if data.dtype == "float32" else cp.uint16)
+        want = data.values[a] @ (data.values[b] if b_major == "mn" else data.values[b].T)
+        for peer in gemm_peers(data.arrays[a], data.arrays[b], scratch, m, n, k, data.dtype, b_major):
+            verify_peer(peer, {"D": scratch}, {"D": want}, data.dtype, TOLERANCE[data.dtype])
+            variants.append((peer.label, peer.call, None))
+            labels.append(peer.label)
     named = [(name, fn) for name, fn, _ in variants]
     times = time_interleaved(named, rounds, warmup=warmup, batch=batch_for(estimate_ms(named[0][1])))
     for _, _, la in variants:
@@ -446,8 +422,8 @@ def benchmark_gemm(design: Design, m: int | None = None, n: int | None = None, k
             la.check_watchdog()
     flops = 2.0 * m * n * k
     rows = [(name, statistics.median(t), flops / (statistics.median(t) * 1e-3) / 1e12) for name, t in times.items()]
-    return GemmBenchTable(design.name, m, n, k, data.dtype, rows)
+    return GemmBenchTable(design.name, m, n, k, data.dtype, rows, tuple(labels))
 
 
-__all__ = ["GemmBenchTable", "GemmData", "GemmLauncher", "GemmResult", "TOLERANCE", "benchmark_gemm", "cublas_matmul",
+__all__ = ["GemmBenchTable", "GemmData", "GemmLauncher", "GemmResult", "TOLERANCE", "benchmark_gemm", "gemm_sources",
            "evaluate", "is_gemm", "reference", "run_gemm", "to_bits", "to_float32", "verify"]
