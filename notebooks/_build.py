@@ -854,8 +854,9 @@ def _modes_svg() -> str:
     return modes_svg(examples.merge_gemm().group("ab"))
 
 
-#: Figures the README shows (path from the repository root -> how to draw it), written with the notebooks.
-FIGURES = {"docs/modes.svg": _modes_svg}
+#: Figures of the documentation, written with the notebooks: path from the repository root ->
+#: (the page that shows it, how to draw it).
+FIGURES = {"docs/modes.svg": ("docs/model.md", _modes_svg)}
 
 
 def main(argv: list[str]) -> int:
@@ -877,7 +878,7 @@ def main(argv: list[str]) -> int:
         path.write_text(render(executed(name)))
         print(f"  wrote {path.name}: {path.stat().st_size / 1024:,.0f} KiB", flush=True)
     if names == list(NOTEBOOKS):
-        for rel, draw in FIGURES.items():
+        for rel, (_page, draw) in FIGURES.items():
             path = HERE.parent / rel
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(draw())

@@ -6,6 +6,7 @@ text modulo timings and addresses), so stale outputs fail here and `make noteboo
 from __future__ import annotations
 
 import functools
+import os
 import re
 from pathlib import Path
 
@@ -141,12 +142,13 @@ def test_no_committed_recording_is_invented():
         assert rec.device.startswith("NVIDIA") and "median" in rec.table and rec.command == recorded.COMMAND
 
 
-def test_the_readme_figure_is_current():
-    """The README's teaching figure is written by `make notebooks` and shows what pgstudio draws now."""
+def test_the_docs_figures_are_current():
+    """The documentation's teaching figures are written by `make notebooks`, shown by the page
+    that explains them, and show what pgstudio draws now."""
     pytest.importorskip("matplotlib")
     build = builder()
-    readme = (ROOT / "README.md").read_text()
-    for rel, draw in build.FIGURES.items():
-        assert f"]({rel})" in readme, f"README does not show {rel}"
+    for rel, (page, draw) in build.FIGURES.items():
+        link = os.path.relpath(ROOT / rel, (ROOT / page).parent)
+        assert f"]({link})" in (ROOT / page).read_text(), f"{page} does not show {rel}"
         texts = re.compile(r">([^<>]+)</text>")
         assert texts.findall((ROOT / rel).read_text()) == texts.findall(draw()), f"{rel} is stale; run make notebooks"
