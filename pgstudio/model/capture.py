@@ -3,7 +3,7 @@
 Calling a resource's or group's acquire / commit / wait / release / read / load / store / mma
 inside an active capture appends a ``Step``; ``with domain_loop(...)`` opens a ``Loop``.  The
 result is a ``CapturedSchedule`` of plain names.  Capture happens when a ``Task`` is created,
-which is where the seed says schedule errors are raised.
+which is where TS raises schedule errors.
 """
 
 from __future__ import annotations

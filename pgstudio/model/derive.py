@@ -7,7 +7,7 @@ produces, does the work the graph says (a copy, an MMA, a store), then commits a
     producer side of a resource:  try_acquire / acquire  ..work..  commit
     consumer side of a resource:  try_wait / wait  ..read..        release
 
-with the seed's group convention: members are reached as ``group.member``, and the ops the
+with the group convention of the schedule rules: members are reached as ``group.member``, and the ops the
 protocol table puts on the group object (``PipelineGroupMode.group_ops``: Merge ``release``, Fork
 ``commit``, FusedMerge ``try_wait``, ``wait`` and ``release``) are emitted once, on the group.
 
@@ -64,7 +64,7 @@ def derive_design(design: Design, *, replace_attached: bool = False) -> Design:
 def adopt_derived(design: Design) -> Design:
     """``design`` with every schedule attached by hand that is step for step what derivation
     gives (argument names aside) replaced by the derived one, so it follows later edits: the
-    canonical designs' hand-written schedules are the seed's, and a mode switch re-derives them
+    canonical designs' hand-written schedules follow that convention too, and a mode switch re-derives them
     instead of leaving a Merge schedule on a FusedMerge group."""
     k_streamed = _k_streamed(design)
     tasks, changed = [], False
@@ -148,7 +148,7 @@ def _derive(design: Design, t: Task, k_streamed: frozenset[str]) -> CapturedSche
 
 
 class _Emitter:
-    """Writes the steps of one task, reaching grouped resources the seed's way."""
+    """Writes the steps of one task, reaching grouped resources as ``group.member``."""
 
     def __init__(self, design: Design, task: Task) -> None:
         self.d = design

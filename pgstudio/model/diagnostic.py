@@ -1,7 +1,8 @@
 """A finding about a design, as data.
 
 Rules produce diagnostics instead of raising, so the studio can show every problem at once; the
-Python API raises the first error where the seed says it raises (``raise_first``).  The type
+Python API raises the first error where TS raises it: group construction, schedule capture,
+task creation (``raise_first``).  The type
 lives in ``model`` because construction-time rules (groups, schedules) live here too and the
 model must not import ``analysis``.
 """

@@ -1,5 +1,5 @@
 """PipelineGroup: several pipelined resources that one task drives together share one barrier
-set on that side (seed: Merge, Fork, FusedMerge).
+set on that side (Merge: the empty barrier, Fork: the full barrier, FusedMerge: both).
 
 Members keep their own configs; the group validates them (``group_rules``), derives the merged
 config and owns the barrier slots.  In a ``@schedule`` use ``group.<member>`` for per-member

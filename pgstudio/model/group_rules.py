@@ -13,7 +13,7 @@ from .diagnostic import Diagnostic, Fix, error, fix
 from .kinds import OpKind, PipelineType
 from .resource import Resource, alias_roots
 
-#: The seed's table of allowed member types per (mode's collapsed side, collapsed kind).
+#: The allowed member types per (mode's collapsed side, collapsed kind): the mixes of semantics.md section 3.
 ALLOWED_MIXES: dict[tuple[str, OpKind], frozenset[PipelineType]] = {
     ("consumer", OpKind.ASYNC): frozenset({PipelineType.AsyncAsync, PipelineType.TmaAsync, PipelineType.UmmaAsync}),
     ("consumer", OpKind.UMMA): frozenset({PipelineType.TmaUmma, PipelineType.AsyncUmma, PipelineType.UmmaUmma}),
