@@ -1,11 +1,12 @@
 """``ungrouped(design)``: the same design with every group removed (per-resource barriers).
 
-Per-resource barriers (each resource its own full and empty barriers) are always correct, so
-this is the baseline a grouping is measured against.  Schedules are rewritten:
-``group.member.op()`` becomes ``member.op()``, and a collapsed step on the group object becomes the same step on every member (``group.try_wait();
-group.wait()`` becomes ``a.try_wait(); a.wait(); b.try_wait(); b.wait()``).  Members that were
-views of one buffer (an aliased Fork) get their own buffers, and each is loaded by a copy of
-the bracket's load, because without the shared barrier each needs its own bytes.
+Per-resource barriers (each resource its own full and empty barriers) are always correct, so this
+is the baseline a grouping is measured against. Schedules are rewritten: ``group.member.op()``
+becomes ``member.op()``, and a collapsed step on the group object becomes the same step on every
+member (``group.try_wait(); group.wait()`` becomes ``a.try_wait(); a.wait(); b.try_wait();
+b.wait()``). Members that were views of one buffer (an aliased Fork) get their own buffers, and
+each is loaded by a copy of the bracket's load, because without the shared barrier each needs its
+own bytes.
 """
 
 from __future__ import annotations
