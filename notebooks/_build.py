@@ -328,7 +328,7 @@ _N4, _S4, _MB4, _MU4 = F["merge4"]
 NOTEBOOKS["02_merge"] = [
     """md:# Merge: N producers, 1 consumer
 
-The seed's GEMM mainloop: `load_a` fills `smem_a`, `load_b` fills `smem_b`, and one MMA task
+The GEMM mainloop: `load_a` fills `smem_a`, `load_b` fills `smem_b`, and one MMA task
 consumes both in the same iteration. With a **Merge** group the consumer side collapses: the
 members keep their own full barriers (each producer commits its member), and one shared empty
 barrier is released once by the consumer with `group.release()`.""",
@@ -506,7 +506,7 @@ NOTEBOOKS["05_mixes"] = [
 
 Only the **collapsed** side must be homogeneous in kind, because its tasks arrive on one shared
 barrier: Merge and FusedMerge collapse the consumer side, Fork the producer side. The other side
-may mix kinds freely. The seed's table, from the rule pgstudio checks:""",
+may mix kinds freely. The table, from the rule pgstudio checks:""",
     """from pgstudio.model.group_rules import ALLOWED_MIXES
 
 print(f"{'mode':<10} {'collapsed kind':<18} allowed member mixes")

@@ -1,9 +1,9 @@
 """The canonical designs, by name.  Each function returns a valid ``Design``.
 
 Streaming designs (``merge_copy``, ``fork_copy``, ``fused_merge_copy``) move 1-D tiles of
-``tile_bytes`` through ``num_stages`` stages; GEMM designs follow the seed's mainloop: LoadA and
-LoadB fill smem_a / smem_b, one MMA task consumes both into a tensor-memory accumulator that an
-epilogue drains.  ``ungrouped(design)`` gives the per-resource-barrier twin of any of them.
+``tile_bytes`` through ``num_stages`` stages; GEMM designs follow the warp-specialised GEMM
+mainloop: LoadA and LoadB fill smem_a / smem_b, one MMA task consumes both into a tensor-memory
+accumulator that an epilogue drains.  ``ungrouped(design)`` gives the per-resource-barrier twin of any of them.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from .model.ungroup import ungrouped
 WARPGROUP = CooperativeGroup(Agent.Warp, 4)
 ONE = CooperativeGroup(Agent.Thread, 1)
 
-# -- schedules shared by the designs (the seed's conventions) -----------------------------------
+# -- schedules shared by the designs (group members reached as group.member) --------------------
 
 
 @schedule
@@ -45,7 +45,7 @@ def load_schedule(src, dst):
 
 @schedule
 def merge_store_schedule(output, group):
-    """The seed's Merge consumer: wait each member, read both, store, release the group once."""
+    """A Merge consumer: wait each member, read both, store, release the group once."""
     a, b = group.members[0].name, group.members[1].name
     with domain_loop(0, "num_tiles", 1):
         group.member(a).try_wait()
@@ -73,7 +73,7 @@ def fused_store_schedule(output, group):
 
 @schedule
 def fork_load_schedule(src, group):
-    """The seed's Fork producer: acquire each member, load once (one buffer), commit the group once."""
+    """A Fork producer: acquire each member, load once (one buffer), commit the group once."""
     first = group.members[0].name
     with domain_loop(0, "num_tiles", 1):
         for m in group.member_names:
@@ -347,7 +347,7 @@ def merge_mma_schedule(acc, group):
 
 @schedule
 def fused_mma_schedule(acc, group):
-    """The seed's FusedMerge consumer: one collapsed wait, MMA, one collapsed release."""
+    """A FusedMerge consumer: one collapsed wait, MMA, one collapsed release."""
     a, b = group.members[0].name, group.members[1].name
     with domain_loop(0, "num_tiles", 1):
         acc.try_acquire()
@@ -411,7 +411,7 @@ def merge_gemm(m: int = 4096, n: int = 4096, k: int = 4096, num_stages: int = 3,
                bk: int = 64, dtype: str = "float16", mode: PipelineGroupMode = PipelineGroupMode.Merge,
                b_producer: str = "tma", *, b_major: str | None = None, split_k: int = 1,
                cluster: tuple[int, int] = (1, 1)) -> Design:
-    """D = A @ B (the seed's Merge): LoadA, LoadB -> MMA (releases the group once) -> epilogue.
+    """D = A @ B (a Merge of the two operand tiles): LoadA, LoadB -> MMA (releases the group once) -> epilogue.
 
     Warp layout (sized for the H200's tensor cores): warpgroup 0 holds load_a (warp 0), load_b
     (warp 1) and the epilogue (warps 2..3); the MMA task is two warpgroups (warps 4..11, 64 rows
@@ -419,7 +419,7 @@ def merge_gemm(m: int = 4096, n: int = 4096, k: int = 4096, num_stages: int = 3,
     registers per thread, which the 128 accumulators need.  One accumulator stage: on sm_90a it
     is a shared-memory staging buffer, and the MMA only waits for it after a whole mainloop.
     ``b_producer="async"`` loads B with threads (cp.async: an AsyncUmma member next to the TmaUmma
-    A, the seed's heterogeneous Merge) from warpgroup 3, the epilogue moves to warpgroup 4, and BN
+    A, a heterogeneous Merge) from warpgroup 3, the epilogue moves to warpgroup 4, and BN
     defaults to 128 (the 20-warp block leaves 96 registers per thread).
 
     ``b_major`` (problem key): "mn" stores B K x N, "k" N x K (default: "k" for float32 operands,
