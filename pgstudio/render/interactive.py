@@ -1,6 +1,6 @@
 """Interactive pictures (Plotly): the timeline and the barrier layout, zoomed, panned and hovered.
 
-Why Plotly (README, "Interactive pictures"): one figure object serves JupyterLab and Voila as a
+Why Plotly (docs/studio.md, "Interactive pictures"): one figure object serves JupyterLab and Voila as a
 widget with Python-side click callbacks (``plotly.graph_objects.FigureWidget``, built on
 anywidget), a plain notebook through Plotly's own MIME renderer, and a static HTML file with the
 Plotly library inlined (``to_html``: no CDN at view time).  Zoom (drag), pan (shift-drag or the

@@ -1,4 +1,4 @@
-"""Dependency edges: ``resource`` is computed from ``dep`` (the seed's resource_dependency_graph)."""
+"""Dependency edges: ``resource`` is computed from ``dep`` (TS's ``TaskManager(resource_dependency_graph=...)``)."""
 
 from __future__ import annotations
 

@@ -22,7 +22,7 @@ CLC scheduling ...) it raises ``DesignError`` naming it: ``ts: <construct> canno
   accept it on a CPU.  The work methods are stubs to fill with CuTe DSL code.
 - ``run_import_ts`` / ``run_export_ts`` are the bodies of ``pgstudio import-ts`` / ``export-ts``.
 
-TS's code is NVIDIA's, under its own licence; pgstudio does not include it.  The README lists
+TS's code is NVIDIA's, under its own licence; pgstudio does not include it.  docs/ts.md lists
 where pgstudio and TS 4.8.1 knowingly differ.
 """
 

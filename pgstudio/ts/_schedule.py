@@ -121,7 +121,7 @@ class _Proxy:
         if name in SYNC:
             return functools.partial(self._sync, name)
         if isinstance(target, PipelineGroup):
-            for member in target.members:  # the seed's spelling inside a schedule: group.member
+            for member in target.members:  # a member reached through its group inside a schedule: group.member
                 if member.name == name:
                     return _Proxy(member, "member", target)
         if isinstance(target, WorkQueue) and name in QUEUE_OPS:

@@ -35,7 +35,7 @@ def unmodelled(name: str) -> DesignError:
     """The one-line error for a known TS name that pgstudio does not model yet."""
     what = "TS's scheduler / checker internals" if name in SCHEDULING else "CUTLASS device-side pipeline code"
     return DesignError(f"ts: {name} ({what}) is a TS name pgstudio does not model yet", code="ts.unsupported",
-                       hint="build the design from the modelled names (README: TS names pgstudio models), or run "
+                       hint="build the design from the modelled names (docs/ts.md: TS names pgstudio models), or run "
                             "the script with TS itself")
 
 
