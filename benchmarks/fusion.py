@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import traceback
 import statistics
 import sys
 import time
@@ -167,7 +168,8 @@ def main(argv=None) -> int:
                         try:
                             rec = {"item": key, "status": "ok", **run_item(name, k, dt, args.rounds)}
                         except Exception as exc:  # noqa: BLE001 - recorded, the benchmark goes on
-                            rec = {"item": key, "status": "failed", "message": f"{type(exc).__name__}: {exc}"[:600]}
+                            rec = {"item": key, "status": "failed", "message": f"{type(exc).__name__}: {exc}"[:600],
+                           "where": traceback.format_exc()[-2000:]}
                         f.write(json.dumps(rec, default=float) + "\n")
                         f.flush()
                         print(f"{key}: {rec.get('speedup', rec.get('message', ''))}", flush=True)

@@ -20,6 +20,7 @@ an item that a crash interrupted as crashed, so a driver loop resumes past a fau
 from __future__ import annotations
 
 import json
+import traceback
 import math
 import statistics
 import time
@@ -231,7 +232,8 @@ def run_suite(path: Path, shapes, dtypes, rounds: int, triton: bool) -> None:
                     rec = {"item": key, "status": "ok", **run_item(m, n, k, dt, rounds=rounds, seed=None,
                                                                   triton=triton)}
                 except Exception as exc:  # noqa: BLE001 - recorded, the suite goes on
-                    rec = {"item": key, "status": "failed", "message": f"{type(exc).__name__}: {exc}"[:600]}
+                    rec = {"item": key, "status": "failed", "message": f"{type(exc).__name__}: {exc}"[:600],
+                           "where": traceback.format_exc()[-2000:]}
                 f.write(json.dumps(rec, default=float) + "\n")
                 f.flush()
                 print(summary_line(rec), flush=True)

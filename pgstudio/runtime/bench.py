@@ -215,7 +215,11 @@ def benchmark(design: Design, *, n: int | None = None, rounds: int = 30, warmup:
     from .gemm_run import is_gemm
     if is_gemm(design):  # tensor-core designs: the twin and cuBLAS instead of CuPy elementwise peers
         from .gemm_run import benchmark_gemm
-        return benchmark_gemm(design, rounds=rounds, warmup=warmup, seed=seed, twin=twin)
+        tuned = None
+        if tune or (tune is None and validate):  # the tuner's choice for this problem on this GPU
+            from .tuning import tune_gemm_design
+            tuned = tune_gemm_design(design, seed)
+        return benchmark_gemm(design, rounds=rounds, warmup=warmup, seed=seed, twin=twin, peers=peers, tuned=tuned)
     src = emit_cached(design, validate=validate, tuning=dict(tuning or {}))
     count = int(n or src.info["num_elements"])
     work = Workload.make(design, count, str(src.info["dtype"]), seed)

@@ -21,6 +21,7 @@ import ast
 import ctypes
 import re
 import statistics
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -376,19 +377,25 @@ class GemmBenchTable:
 
 def benchmark_gemm(design: Design, m: int | None = None, n: int | None = None, k: int | None = None, *,
                    rounds: int = 10, warmup: int = 2, seed: int | None = None, twin: bool = True,
-                   b_major: str | None = None, peers: bool = True, **_: Any) -> GemmBenchTable:
+                   b_major: str | None = None, peers: bool = True, tuned: Any = None,
+                   **_: Any) -> GemmBenchTable:
     """The design, its ungrouped twin and every library GEMM a user would call instead
     (``runtime.peers.gemm_peers``: torch.matmul, cublasGemmEx) on the same data, interleaved;
     each verified first against the float32 reference on poisoned outputs.  It runs on a created
-    stream, so PyTorch's launches are on the stream the events time."""
+    stream, so PyTorch's launches are on the stream the events time.
+
+    ``tuned`` (a ``tuning.Tuned``, e.g. ``tuning.tune_gemm_design(design)``, which ``benchmark``
+    passes): run its design, the tuner's choice for this problem and GPU, with the design as given
+    beside it when that differs; the table's note says which choice ran and where it came from."""
     require_gpu()
     cp = cupy()
     with cp.cuda.Stream(non_blocking=True):
         return _benchmark_gemm(design, m, n, k, rounds=rounds, warmup=warmup, seed=seed, twin=twin,
-                               b_major=b_major, peers=peers)
+                               b_major=b_major, peers=peers, tuned=tuned)
 
 
-def _benchmark_gemm(design: Design, m, n, k, *, rounds: int, warmup: int, seed, twin: bool, b_major, peers: bool):
+def _benchmark_gemm(design: Design, m, n, k, *, rounds: int, warmup: int, seed, twin: bool, b_major, peers: bool,
+                    tuned: Any):
     from .peers import gemm_peers, verify_peer
     cp = cupy()
     p = design.problem_dict
@@ -397,7 +404,12 @@ def _benchmark_gemm(design: Design, m, n, k, *, rounds: int, warmup: int, seed, 
     b_major = str(src.info["b_major"])
     data = GemmData.make(src, m, n, k, seed)
     variants = []
+    given, note = design, ""
+    if tuned is not None:
+        design, note = tuned.design, tuned.describe()
     designs = [design] + ([ungrouped(design)] if twin and design.groups else [])
+    if note and design.to_json() != given.to_json():
+        designs.append(dataclasses.replace(given, name=f"{given.name}_as_designed"))
     for d in designs:
         s = emit_gemm(d, b_major=b_major)
         la = GemmLauncher(s)
@@ -422,7 +434,7 @@ def _benchmark_gemm(design: Design, m, n, k, *, rounds: int, warmup: int, seed, 
             la.check_watchdog()
     flops = 2.0 * m * n * k
     rows = [(name, statistics.median(t), flops / (statistics.median(t) * 1e-3) / 1e12) for name, t in times.items()]
-    return GemmBenchTable(design.name, m, n, k, data.dtype, rows, tuple(labels))
+    return GemmBenchTable(given.name, m, n, k, data.dtype, rows, tuple(labels), note)
 
 
 __all__ = ["GemmBenchTable", "GemmData", "GemmLauncher", "GemmResult", "TOLERANCE", "benchmark_gemm", "gemm_sources",

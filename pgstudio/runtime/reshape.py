@@ -173,6 +173,18 @@ def with_tile_shape(design: Design, bm: int, bn: int, bk: int) -> Design:
     return _rebuild(design, resources, problem)
 
 
+def with_gemm_tiles(design: Design, tiles: Any) -> Design:
+    """A GEMM design at one tile choice (``gemm_shapes.GemmTiles``: BM x BN x BK, stages, split-K
+    parts and cluster): what the tuner builds from a user's design, keeping its tasks and groups."""
+    d = with_stages(with_tile_shape(design, tiles.bm, tiles.bn, tiles.bk), tiles.stages)
+    p = d.problem_dict
+    keep = {k: v for k, v in p.items() if k not in ("SPLIT_K", "CLUSTER_M", "CLUSTER_N")}
+    problem = {**keep, **gemm_problem(int(p["M"]), int(p["N"]), int(p["K"]), tiles.bm, tiles.bn, tiles.bk,
+                                      str(p.get("dtype", "float16")), b_major=str(p.get("b_major", "mn")),
+                                      split_k=tiles.split_k, cluster=tuple(tiles.cluster))}
+    return _rebuild(d, list(d.resources), problem)
+
+
 def consumer_tasks(design: Design) -> list[Task]:
     """Tasks that consume pipelined tiles and write only global memory (a streaming design's store tasks)."""
     out = []
@@ -232,4 +244,4 @@ def with_grouping(design: Design, grouping: str) -> Design:
 
 __all__ = ["DESIGNED", "GEMM", "GROUPINGS", "STREAM", "UNGROUPED", "check_positive", "consumer_tasks", "kind_of",
            "main_pipelines",
-           "with_consumer_warps", "with_grouping", "with_stages", "with_tile", "with_tile_bytes", "with_tile_shape"]
+           "with_consumer_warps", "with_gemm_tiles", "with_grouping", "with_stages", "with_tile", "with_tile_bytes", "with_tile_shape"]

@@ -142,6 +142,23 @@ def tune_stream(design: Design, n: int, *, rounds: int = SEARCH_ROUNDS, search: 
                  f"search of {len(table.rows)} variants on {device}", best.rate, best.variant.options)
 
 
+def tune_gemm_design(design: Design, seed: int | None = None) -> Tuned:
+    """The tuner's choice for a GEMM design's own problem on this GPU: ``gemm_shapes.gemm_tiles``
+    ranks the tile choices, each is the design's own tasks and groups at that choice
+    (``reshape.with_gemm_tiles``), measured once and cached per device and design name."""
+    from ..analysis.build.gemm_shapes import gemm_tiles
+    from ..codegen.gemm import emit_gemm
+    from ._cupy import sm_count
+    from .gemm_run import GemmData
+    from .reshape import with_gemm_tiles
+    p = design.problem_dict
+    m, n, k = int(p["M"]), int(p["N"]), int(p["K"])
+    data = GemmData.make(emit_gemm(design), m, n, k, seed)
+    tiles = gemm_tiles(m, n, k, data.dtype, sm_count())
+    tuned, _ = tune_gemm(design.name, lambda t: with_gemm_tiles(design, t), tiles, data)
+    return tuned
+
+
 def tune_gemm(family: str, build: Callable[[Any], Design], tiles: Sequence[Any], data: Any, *,
               rounds: int = SEARCH_ROUNDS, warmup: int = 2, search: bool = True) -> tuple[Tuned, list[dict]]:
     """The fastest of ``tiles`` (``gemm_shapes.GemmTiles``) for the GEMM designs ``build(tiles)`` of

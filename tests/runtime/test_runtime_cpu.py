@@ -183,3 +183,16 @@ def test_without_a_gpu_every_entry_point_says_so(name):
     for call in calls:
         with pytest.raises(GpuUnavailable):
             call()
+
+
+def test_with_gemm_tiles_builds_what_the_canonical_builder_builds():
+    """The tuner reshapes a user's GEMM design to each tile choice: for merge_gemm it is exactly the
+    design the example builds at that choice (tiles, stages, split-K parts, cluster)."""
+    from pgstudio import examples
+    from pgstudio.analysis.build.gemm_shapes import gemm_tiles
+    from pgstudio.runtime.reshape import with_gemm_tiles
+    for m, n, k in ((128, 8192, 8192), (4168, 3000, 1000)):
+        for t in gemm_tiles(m, n, k, "bfloat16", 132):
+            want = examples.merge_gemm(m, n, k, num_stages=t.stages, bm=t.bm, bn=t.bn, bk=t.bk, dtype="bfloat16",
+                                       split_k=t.split_k, cluster=t.cluster)
+            assert with_gemm_tiles(examples.merge_gemm(m, n, k, dtype="bfloat16"), t).to_json() == want.to_json(), t

@@ -107,7 +107,8 @@ def _splits(tiles: int, k_tiles: int, sms: int) -> list[int]:
 def gemm_tiles(m: int, n: int, k: int, dtype: str, sms: int = SMS_H100, limit: int = 6) -> tuple[GemmTiles, ...]:
     """The ``limit`` tile choices of lowest modelled cost for an M x N x K ``dtype`` GEMM on a GPU
     with ``sms`` multiprocessors (module docstring), best first; the largest plain tile is always
-    among them, so a search never does worse than the default."""
+    among them, so a search never does worse than the default; then the cluster twins of the best
+    plain choices (``_cluster_twins``)."""
     shapes = SHAPES_TF32 if dtype == "float32" else SHAPES_16BIT
     found: list[GemmTiles] = []
     for bm, bn, bk, stages, rate in shapes:
@@ -123,7 +124,26 @@ def gemm_tiles(m: int, n: int, k: int, dtype: str, sms: int = SMS_H100, limit: i
     default = next(t for t in found if (t.bm, t.bn, t.split_k) == shapes[0][:2] + (1,))
     if default not in best:
         best[-1] = default
-    return tuple(best)
+    return tuple(best) + tuple(_cluster_twins(best, m, n))
+
+
+#: Plain choices whose cluster twins a search also measures.
+CLUSTER_TWINS_OF = 2
+
+
+def _cluster_twins(best: list[GemmTiles], m: int, n: int) -> list[GemmTiles]:
+    """Pairs of blocks sharing a tile through TMA multicast, for the best ``CLUSTER_TWINS_OF`` plain
+    choices: along N (1, 2) the pair reads one A tile, along M (2, 1) one B tile, so the operand
+    every block of a row (column) rereads from L2 is read half as often -- what limits a problem of
+    few tile rows, where every SM rereads the same A.  The model cannot rank them (their gain is
+    L2 traffic it does not count), so they are measured beside their plain twins."""
+    out = []
+    for t in [t for t in best if t.split_k == 1][:CLUSTER_TWINS_OF]:
+        for cl in ((1, 2), (2, 1)):
+            pairs = -(-m // t.bm) if cl[0] > 1 else -(-n // t.bn)
+            if pairs >= 2:
+                out.append(GemmTiles(t.bm, t.bn, t.bk, t.stages, 1, t.cost, cl))
+    return out
 
 
 #: The wider space ``tile_space`` walks (what a measured exploration tries; ``gemm_tiles`` ranks a
