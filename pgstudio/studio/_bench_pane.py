@@ -17,6 +17,7 @@ from typing import Any, Callable
 
 import ipywidgets as W
 
+from ..analysis.predict import prediction
 from ..codegen.kernel import emit
 from ..errors import CompileError, GpuUnavailable, KernelFault, KernelHangError
 from ..model.targets import ARCHES
@@ -75,6 +76,17 @@ def result_rows(results: Any) -> list[tuple[str, float, str]]:
         status = "NOT verified" if verified is False else "verified"
         out.append((str(name), float(us), status))
     return out
+
+
+def predicted_line(design: Any, measured_us: float | None = None) -> str:
+    """The calibrated model's kernel time for the design's problem, beside the measured one after a
+    benchmark ("" when the model does not cover the design): what a design decision is weighed by."""
+    try:
+        p = prediction(design)
+    except Exception:  # noqa: BLE001 - a design the model does not cover shows no prediction
+        return ""
+    text = p.beside(measured_us / 1e3) if measured_us else f"predicted {p.ms:.4f} ms"
+    return f"{text}; {p.bound}-bound, {p.units} work units in {p.rounds} round(s) [{p.machine}]"
 
 
 def bar_chart(rows: list[tuple[str, float, str]]) -> str:
@@ -199,6 +211,9 @@ class BenchPane:
         except GpuUnavailable as exc:
             self._log(f"<div class='pg-na'>no GPU here, so nothing was timed ({escape(str(exc))}); "
                       f"the CUDA kernel was compiled for {' and '.join(ARCHES)} above.</div>")
+            guess = predicted_line(design)
+            if guess:
+                self._log(f"<div class='pg-note'>{escape(guess)}</div>")
             self._step(len(self.STEPS), "")
             self.stage.value = "<span class='pg-note'>compiled only (no GPU)</span>"
             return None
@@ -219,7 +234,13 @@ class BenchPane:
             self._step(len(self.STEPS), "")
             return None
         self.last = results
-        self.results.value = bar_chart(result_rows(results)) + rich_html(results)
+        rows = result_rows(results)
+        self.results.value = bar_chart(rows) + rich_html(results)
+        # the design as given is what the model predicts (row 0 may be the tuner's choice)
+        given = [us for name, us, _ in rows if name.endswith(("as designed", "_as_designed"))]
+        guess = predicted_line(design, (given or [r[1] for r in rows] or [None])[0])
+        if guess:
+            self._log(f"<div class='pg-note'>{escape(guess)}</div>")
         self._step(len(self.STEPS), "")
         self.stage.value = "<span class='pg-ok'>done</span>"
         return results

@@ -18,6 +18,7 @@ from typing import Any, Callable
 
 from ..analysis.check import check
 from ..analysis.layout import barrier_layout, smem_layout
+from ..analysis.predict import prediction
 from ..analysis.simulate import simulate
 from ..analysis.validate import validate
 from ..codegen.kernel import emit
@@ -137,6 +138,16 @@ class Snapshot:
         if saved > 0:
             text += f"; grouping saves {saved} ({saved * 8} B)"
         return text
+
+    def predicted_text(self) -> str:
+        """``predicted 0.1771 ms (compute-bound) [NVIDIA H200 fit]`` for a valid design, else ""."""
+        if not self.report.ok:
+            return ""
+        try:
+            p = prediction(self.design)
+        except Exception:  # noqa: BLE001 - a design the model does not cover shows no prediction
+            return ""
+        return f"predicted {p.ms:.4f} ms ({p.bound}-bound) [{p.machine}]"
 
     def smem_text(self) -> str:
         try:

@@ -371,8 +371,9 @@ class Studio:
         else:
             cls = "pg-bad" if snap.errors else "pg-warn"
             badge = f"<span class='{cls}'>✖ {escape(snap.status())}</span>"
+        guess = snap.predicted_text()
         self.status.value = (f"{badge} &nbsp; <span class='pg-note'>{escape(snap.barrier_counts())}. "
-                             f"{escape(snap.smem_text())}</span>")
+                             f"{escape(snap.smem_text())}" + (f". {escape(guess)}" if guess else "") + "</span>")
         self.diagnostics.update(snap)
         if self.views.highlight is not None and not _names(self.design, self.views.highlight):
             self.views.highlight = None

@@ -144,3 +144,27 @@ def test_a_page_without_a_kernel_shows_what_the_studio_holds(tmp_path):
     assert "application/vnd.jupyter.widget-view+json" in bundle  # a front end with widgets shows the studio
     for mime in ("text/plain", "text/html"):  # one without (GitHub, nbviewer) says what it holds
         assert "merge_gemm" in bundle[mime] and "11 barriers" in bundle[mime] and "JupyterLab" in bundle[mime]
+
+
+def test_the_prediction_is_shown_without_a_gpu_and_beside_the_measured_time(studio, monkeypatch):
+    from pgstudio.analysis.predict import predict
+    want = f"predicted {predict(studio.design):.4f} ms"
+    fake_runtime(monkeypatch, gpu=False)
+    studio.compile_and_benchmark()
+    assert want in studio.bench.log.value and "bound" in studio.bench.log.value
+    assert want in studio.status.value  # the status line carries it as the design is edited
+    table = Table((Row("merge_copy", "pgstudio, tuned", 0.50), Row("merge_copy as designed", "as given", 0.40)))
+    fake_runtime(monkeypatch, gpu=True, bench=lambda design, **kw: table)
+    studio.compile_and_benchmark()
+    assert f"{want}, measured 0.4000 ms (model" in studio.bench.log.value  # beside the design as given
+
+
+def test_an_invalid_design_has_no_prediction():
+    from pgstudio.model.task import Task
+    from pgstudio.studio._snapshot import Snapshot
+    d = examples.merge_copy()
+    t = d.task("store")
+    clash = d.with_task(Task.unchecked("store", d.task("load_a").warp_idx, t.num_warps, t.src_resources,
+                                       t.dst_resources, t.schedule))  # its warps overlap load_a's
+    assert not Snapshot(clash).report.ok and Snapshot(clash).predicted_text() == ""
+    assert Snapshot(d).predicted_text().startswith("predicted ")
