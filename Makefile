@@ -37,9 +37,10 @@ docs: $(TEST_STAMP)
 test-gpu:
 	$(MAKE) EXTRAS=dev,render,studio,gpu,cluster test
 
-# JupyterLab on the teaching notebooks (00_studio opens the studio).
+# JupyterLab on the teaching notebooks (00_studio opens the studio); it saves notebooks without
+# widget views and state (pgstudio lab's pre-save hook), so using the studio leaves them as committed.
 lab: $(STAMP)
-	$(BIN)/jupyter lab notebooks/
+	$(BIN)/pgstudio lab notebooks/
 
 # The studio alone in a browser tab, without the notebook around it.
 studio: $(STAMP)

@@ -33,6 +33,8 @@ from typing import NamedTuple
 
 import nbformat
 
+from pgstudio.studio import _notebook_save
+
 HERE = Path(__file__).resolve().parent
 KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
 #: Kernel options for a run: matplotlib inline, figures as SVG with text kept as text (small), and
@@ -762,30 +764,15 @@ def run(nb: nbformat.NotebookNode, timeout: int = CELL_TIMEOUT) -> nbformat.Note
     return tidy(nb)
 
 
-WIDGET = "application/vnd.jupyter.widget-view+json"
-NO_WIDGET = "(an interactive widget: run this notebook in JupyterLab or Voila to use it)"
+WIDGET, NO_WIDGET = _notebook_save.WIDGET, _notebook_save.NO_WIDGET
 
 
 def tidy(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    """What a run leaves that is not worth keeping: timestamps, stream text split however the
-    kernel flushed it, and widget views (their state is not saved, so a reader would see "model
-    not found"; the text or HTML the object gives for a page without widgets stays)."""
-    for cell in nb.cells:
-        cell.metadata.pop("execution", None)
-        outputs = []
-        for o in cell.get("outputs", []):
-            if o.output_type == "stream" and outputs and outputs[-1].output_type == "stream" \
-                    and outputs[-1].name == o.name:
-                outputs[-1].text += o.text
-                continue
-            if WIDGET in o.get("data", {}):
-                del o.data[WIDGET]
-                if "text/html" not in o.data:
-                    o.data["text/plain"] = NO_WIDGET
-            outputs.append(o)
-        if cell.cell_type == "code":
-            cell.outputs = outputs
-    return nb
+    """What a run leaves that is not worth keeping (``pgstudio.studio._notebook_save.tidy``, the
+    same the save hook of ``make lab`` applies): timestamps, stream text split however the kernel
+    flushed it, widget views and state (their state is not saved, so a reader would see "model not
+    found"; the text or HTML the object gives for a page without widgets stays), the Python version."""
+    return _notebook_save.tidy(nb)
 
 
 def executed(name: str) -> nbformat.NotebookNode:

@@ -1,4 +1,7 @@
-"""``pgstudio lab [DIR]``: JupyterLab on the teaching notebooks (``00_studio`` opens the studio)."""
+"""``pgstudio lab [DIR]``: JupyterLab on the teaching notebooks (``00_studio`` opens the studio).
+
+The server saves notebooks through pgstudio's pre-save hook (``studio._notebook_save``): no widget
+views or state, no timings, so running the studio's cells never makes a committed notebook differ."""
 
 from __future__ import annotations
 
@@ -9,6 +12,7 @@ import sys
 from pathlib import Path
 
 from ..errors import PgStudioError
+from ..studio._notebook_save import SERVER_ARGS
 from ._common import count
 
 NAME = "lab"
@@ -26,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
         raise PgStudioError(f"no folder {str(folder)!r} to open; run from the pgstudio checkout or give a folder")
     if importlib.util.find_spec("jupyterlab") is None:
         raise PgStudioError("JupyterLab is not installed; install the studio extra: pip install 'pgstudio[studio]'")
-    cmd = [sys.executable, "-m", "jupyter", "lab", str(folder)]
+    cmd = [sys.executable, "-m", "jupyter", "lab", str(folder), *SERVER_ARGS]
     if args.port:
         cmd.append(f"--port={args.port}")
     return subprocess.call(cmd)

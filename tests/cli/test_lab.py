@@ -23,3 +23,5 @@ def test_lab_starts_jupyter_lab_on_the_folder(tmp_path, monkeypatch):
     assert cli.main(["lab", str(tmp_path), "--port", "8899"]) == 0
     assert seen["cmd"][1:4] == ["-m", "jupyter", "lab"]
     assert str(tmp_path) in seen["cmd"] and "--port=8899" in seen["cmd"]
+    # notebooks are saved tidy: the contents manager's pre-save hook strips widget views and state
+    assert "--ContentsManager.pre_save_hook=pgstudio.studio._notebook_save.pre_save_hook" in seen["cmd"]

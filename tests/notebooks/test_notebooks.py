@@ -5,13 +5,17 @@ text modulo timings and addresses), so stale outputs fail here and `make noteboo
 
 from __future__ import annotations
 
+import copy
 import functools
 import os
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
 from nbbuild import builder
+
+from pgstudio.studio._notebook_save import run_traces, tidy
 
 nbformat = pytest.importorskip("nbformat")
 pytest.importorskip("nbclient")
@@ -40,20 +44,66 @@ def test_every_notebook_is_there_and_built_from_the_generator(capsys):
     assert builder().main(["--check"]) == 0, capsys.readouterr().out
 
 
+def _head_version(name: str):
+    """The notebook as the last commit holds it, or None (not a git checkout, or new)."""
+    try:
+        text = subprocess.run(["git", "show", f"HEAD:notebooks/{name}.ipynb"], cwd=ROOT, capture_output=True,
+                              text=True, timeout=30, check=True).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return nbformat.reads(text, as_version=4)
+
+
+def ran_it(name: str, nb) -> str:
+    """"" for a file as one tidy run leaves it; else what a run in Jupyter left in it, and whether
+    its content (outputs tidied) is still the last commit's -- "you ran it", not stale outputs."""
+    traces = run_traces(nb)
+    if not traces:
+        return ""
+    head = _head_version(name)
+    build = builder()
+    same = head is not None and build.outline(tidy(copy.deepcopy(nb))) == build.outline(tidy(head))
+    content = ("its content is the committed run's, so `git checkout notebooks/{name}.ipynb` restores it" if same else
+               "and its outputs differ from the last commit's in content too: run `make notebooks` to rebuild it"
+               ).format(name=name)
+    return (f"{name}.ipynb was saved after a run in Jupyter ({'; '.join(traces)}): {content} "
+            "(JupyterLab from `make lab` or `pgstudio lab` saves notebooks without widget views and state)")
+
+
 @pytest.mark.parametrize("name", EXPECTED)
 def test_committed_with_the_outputs_of_a_run(name):
     nb = committed(name)
-    assert nb.metadata["kernelspec"]["name"] == "python3"
-    assert "widgets" not in nb.metadata  # no widget state: it would be large and stale
+    you_ran_it = ran_it(name, nb)
+    assert not you_ran_it, you_ran_it
+    stale = f"{name}.ipynb does not hold the outputs of one clean run; run `make notebooks`"
+    assert nb.metadata["kernelspec"]["name"] == "python3", stale
     code = [c for c in nb.cells if c.cell_type == "code"]
-    assert code and all(isinstance(c.execution_count, int) for c in code)
-    assert [c.execution_count for c in code] == list(range(1, len(code) + 1))  # one run, top to bottom
     outputs = [o for c in code for o in c.outputs]
-    assert outputs and not any(o.output_type == "error" for o in outputs)
-    assert not any("image/png" in o.get("data", {}) for o in outputs)  # pictures are SVG: small, text stays text
-    assert not any("execution" in c.metadata for c in code)  # no timestamps
-    # no widget views (their state is not saved): the studio's own words for a page without widgets
-    assert not any(builder().WIDGET in o.get("data", {}) for o in outputs)
+    assert outputs and not any(o.output_type == "error" for o in outputs), stale
+    assert not any("image/png" in o.get("data", {}) for o in outputs), stale  # SVG: small, text stays text
+
+
+def test_a_run_in_jupyter_is_told_from_stale_outputs(tmp_path):
+    """What JupyterLab saves after the studio's cell ran (a widget view, widget state, the Python
+    version, a second run's count) is named as a run, and tidied away it leaves the committed file."""
+    nb = committed("00_studio")
+    assert ran_it("00_studio", nb) == ""
+    ran = copy.deepcopy(nb)
+    first = next(c for c in ran.cells if c.cell_type == "code")
+    first.execution_count = 2
+    first.outputs[0].data[builder().WIDGET] = {"model_id": "1f0e", "version_major": 2, "version_minor": 0}
+    ran.metadata["widgets"] = {"application/vnd.jupyter.widget-state+json": {"state": {}}}
+    ran.metadata["language_info"]["version"] = "3.12.1"
+    said = ran_it("00_studio", ran)
+    for words in ("saved after a run in Jupyter", "widget views in cell", "widget state", "Python's version",
+                  "execution counts"):
+        assert words in said
+    if _head_version("00_studio") is not None:
+        assert "git checkout notebooks/00_studio.ipynb" in said  # only a run differs: not stale
+        first.outputs[0].data["text/plain"] = "pgstudio studio: something else"
+        assert "run `make notebooks`" in ran_it("00_studio", ran)  # the content differs too: stale
+    clean = tidy(copy.deepcopy(ran))
+    assert clean.metadata == nb.metadata and builder().WIDGET not in clean.cells[ran.cells.index(first)].outputs[0].data
 
 
 def test_committed_notebooks_stay_small():
@@ -85,8 +135,10 @@ def _first_difference(a: list, b: list) -> str:
 @pytest.mark.parametrize("name", EXPECTED)
 def test_committed_outputs_are_current(name):
     build = builder()
-    now, then = build.outline(executed(name)), build.outline(committed(name))
-    assert now == then, f"{name}.ipynb has stale outputs: {_first_difference(now, then)}; run `make notebooks`"
+    nb = committed(name)
+    now, then = build.outline(executed(name)), build.outline(tidy(copy.deepcopy(nb)))
+    assert now == then, (ran_it(name, nb) or
+                         f"{name}.ipynb has stale outputs: {_first_difference(now, then)}; run `make notebooks`")
 
 
 def test_outline_ignores_timings_addresses_and_flushes_but_not_numbers():
