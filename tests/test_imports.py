@@ -40,9 +40,9 @@ SIBLINGS = ({"render", "codegen"}, {"studio", "ts"})
 #: (importer, imported) -> why this one upward import is right.
 ALLOWED: dict[tuple[str, str], str] = {
     ("pgstudio.model.design", "pgstudio.analysis.validate"):
-        "Design.validate(), the seed's API: the method's body delegates to the rule table",
+        "Design.validate(), the model's API for every diagnostic at once: the method's body delegates to the rule table",
     ("pgstudio.model.design", "pgstudio.ts._export"):
-        "Design.to_ts(), issue 16's API: the method's body delegates to the TS exporter",
+        "Design.to_ts(), a design written as a TS script: the method's body delegates to the TS exporter",
 }
 
 HEAVY = {"graphviz": "render", "matplotlib": "render", "plotly": "render", "cupy": "runtime", "ipywidgets": "studio", "ray": "runtime"}

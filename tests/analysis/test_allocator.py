@@ -1,4 +1,4 @@
-"""SmemAllocator / BarrierAllocator, used as the seed's Setup section uses them."""
+"""SmemAllocator / BarrierAllocator, used as a TS script's set-up uses them."""
 
 import pytest
 

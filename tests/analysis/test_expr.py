@@ -14,7 +14,7 @@ from pgstudio.errors import DesignError
 OPERANDS = ("smem_a", "smem_b")
 
 
-def test_seed_expression_is_reemitted_as_c():
+def test_an_activation_expression_is_reemitted_as_c():
     ex = ops.parse_expr("max(smem_a, 0.f) * smem_b", OPERANDS)
     assert ex.operands == ("smem_a", "smem_b")
     assert ex.to_c({"smem_a": "x", "smem_b": "y"}) == "(fmaxf(x, 0.0f) * y)"

@@ -44,7 +44,7 @@ def fork_copy():
 
 
 def gemm_design():
-    """The seed's GEMM mainloop as plain data: LoadA, LoadB -> MMA (Merge) -> tmem_c -> epilogue."""
+    """The GEMM mainloop as plain data: LoadA, LoadB -> MMA (Merge) -> tmem_c -> epilogue."""
     a, b = res("smem_a", T.TmaUmma, nbytes=16384), res("smem_b", T.TmaUmma, nbytes=16384)
     acc = TmemAccumulator("tmem_c", FACTORIES[T.UmmaAsync](num_stages=2, num_bytes=65536))
     ab = PipelineGroup("ab", [a, b], Merge)

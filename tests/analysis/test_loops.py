@@ -22,7 +22,7 @@ def _rebound(design, task, start, stop, step=1):
 
 
 def loaders_4_store_5(num_stages=4):
-    """The planted deadlock of issue 12: merge_copy whose loaders loop ``domain_loop(0, 4)`` and
+    """A planted deadlock of mismatched loop counts: merge_copy whose loaders loop ``domain_loop(0, 4)`` and
     whose store task loops ``domain_loop(0, 5)``: the store task waits forever for a fifth tile."""
     d = examples.merge_copy(num_stages=num_stages)
     for name, stop in (("load_a", 4), ("load_b", 4), ("store", 5)):

@@ -27,7 +27,7 @@ def _fp32_output(design):
     return design.with_resource(dataclasses.replace(out, dtype="float32"), design.deps("gmem_d"))
 
 
-#: Designs the generator builds since the limits were lifted (issue 11 item 2, issue 15): BK=32
+#: Designs the generator builds beyond its first, narrower limits: BK=32
 #: (64-byte swizzle panels), BM=64 with two MMA warpgroups splitting BN, tf32 operands, a float32
 #: output, split-K, and the compact fused layouts at BN=256.  Name -> builder(**shape_and_dtype).
 LIFTED = {

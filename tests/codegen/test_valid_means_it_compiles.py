@@ -1,4 +1,4 @@
-"""Valid means it compiles (issue 11): for random and mutated designs, zero errors from
+"""Valid means it compiles: for random and mutated designs, zero errors from
 ``validate()`` implies that ``emit`` builds the kernel and NVRTC compiles it for every target
 (sm_90a and sm_100a), and a refusal is always a diagnostic code first: ``emit`` on a design with
 errors raises ONE ``DesignError`` carrying exactly the errors ``validate()`` reports for that arch.

@@ -1,4 +1,5 @@
-"""``@schedule`` capture: the seed's three schedules record exactly the steps they call."""
+"""``@schedule`` capture: the three schedules of the group modes (a Merge consumer, a Fork producer, a
+FusedMerge consumer) record exactly the steps they call."""
 
 import pytest
 
@@ -21,7 +22,7 @@ def tma_umma(name, **kw):
     return MemoryResource(name=name, pipeline_config=create_tma_umma_pipeline_cfg(num_stages=4, num_bytes=4096), **kw)
 
 
-# -- the seed's three schedules, as the seed writes them ------------------------------------------
+# -- the three schedules, written with group.member as the schedule rules prescribe ---------------
 
 @schedule
 def store_schedule(output, group):
@@ -56,7 +57,7 @@ def mma_schedule(smem_a, smem_b, tmem, ab_group):
         ab_group.release()          # one collapsed release for all members
 
 
-def test_seed_merge_consumer_captures():
+def test_merge_consumer_captures():
     smem_a, smem_b, output = tma_async("smem_a"), tma_async("smem_b"), GmemTensor("gmem_d")
     ab = PipelineGroup(name="ab_sync", members=[smem_a, smem_b], mode=PipelineGroupMode.Merge)
     task = Task("store", 4, 4, src_resources=[smem_a, smem_b], dst_resources=[output],
@@ -74,7 +75,7 @@ def test_seed_merge_consumer_captures():
     assert (task.src_resources, task.dst_resources) == (("smem_a", "smem_b"), ("gmem_d",))
 
 
-def test_seed_fork_producer_captures():
+def test_fork_producer_captures():
     gemm, act = tma_umma("smem_gemm"), tma_async("smem_act", aliases="smem_gemm")
     fork = PipelineGroup(name="a_fork", members=[gemm, act], mode=PipelineGroupMode.Fork)
     task = Task("load", 0, 1, src_resources=[GmemTensor("gmem_a")], dst_resources=[gemm, act],
@@ -86,9 +87,9 @@ def test_seed_fork_producer_captures():
     assert task.schedule.loop == Loop(0, 16, 1, task.schedule.body)
 
 
-def test_seed_fused_merge_consumer_captures():
+def test_fused_merge_consumer_captures():
     smem_a, smem_b = tma_umma("smem_a"), tma_umma("smem_b")
-    tmem = TmemAccumulator("tmem_c")  # the seed's snippet shows no accumulator stage, so no pipeline here
+    tmem = TmemAccumulator("tmem_c")  # the schedule drives no accumulator stage, so no pipeline here
     ab = PipelineGroup(name="ab_group", members=[smem_a, smem_b], mode=PipelineGroupMode.FusedMerge)
     task = Task("mma", 0, 1, [smem_a, smem_b], [tmem], mma_schedule(smem_a, smem_b, tmem, ab))
     assert task.schedule.body == (

@@ -1,7 +1,8 @@
 """Schedules derived from the graph, groups and tasks (model/derive.py).
 
-The canonical designs' schedules were written by hand after the seed; deriving them from the
-design alone must give the same steps, and the derived designs must pass every rule."""
+The canonical designs' schedules were written by hand, members reached as ``group.member``;
+deriving them from the design alone must give the same steps, and the derived designs must pass
+every rule."""
 
 import pytest
 

@@ -140,27 +140,28 @@ def test_members_num_stages_must_match(mode):
     assert PipelineGroup("ab", [res("smem_a", stages=3), res("smem_b", stages=3)], mode)
 
 
-# -- rule 3: collapsed kind and the seed's table of allowed mixes ----------------------------------
+# -- rule 3: collapsed kind and the table of allowed mixes ------------------------------------------
 
-# The seed's "Valid heterogeneous combinations" table, verbatim (FusedMerge validates like Merge).
-SEED_MIXES = {
+# The contract's table of allowed mixes (semantics.md section 3), written out here independently of
+# ALLOWED_MIXES (FusedMerge validates like Merge).
+CONTRACT_MIXES = {
     Merge: [{T.AsyncAsync, T.TmaAsync, T.UmmaAsync}, {T.TmaUmma, T.AsyncUmma, T.UmmaUmma}],
     Fork: [{T.TmaAsync, T.TmaUmma}, {T.AsyncAsync, T.AsyncUmma}, {T.UmmaAsync, T.UmmaUmma}],
 }
-SEED_MIXES[FusedMerge] = SEED_MIXES[Merge]
+CONTRACT_MIXES[FusedMerge] = CONTRACT_MIXES[Merge]
 
 
-def test_the_mix_table_is_the_seeds():
+def test_the_mix_table_is_the_contracts():
     for mode in (Merge, Fork):
         rows = [set(types) for (side, _), types in ALLOWED_MIXES.items() if side == mode.collapsed_side]
-        assert sorted(map(sorted, rows)) == sorted(map(sorted, SEED_MIXES[mode]))
+        assert sorted(map(sorted, rows)) == sorted(map(sorted, CONTRACT_MIXES[mode]))
 
 
 @pytest.mark.parametrize("mode", list(PipelineGroupMode))
 @pytest.mark.parametrize("t1,t2", list(itertools.product(list(T), repeat=2)))
-def test_every_pair_constructs_exactly_when_the_seed_allows_it(mode, t1, t2):
+def test_every_pair_constructs_exactly_when_the_contract_allows_it(mode, t1, t2):
     a, b = res("smem_a", t1), res("smem_b", t2)
-    allowed = any({t1, t2} <= row for row in SEED_MIXES[mode])
+    allowed = any({t1, t2} <= row for row in CONTRACT_MIXES[mode])
     if allowed:
         g = PipelineGroup("ab", [a, b], mode)
         assert g.merged_config.pipeline_type is (t1 if t1 is t2 else None)
@@ -174,7 +175,7 @@ def test_every_pair_constructs_exactly_when_the_seed_allows_it(mode, t1, t2):
 
 @pytest.mark.parametrize("mode", list(PipelineGroupMode))
 def test_every_full_row_of_the_table_constructs(mode):
-    for row in SEED_MIXES[mode]:
+    for row in CONTRACT_MIXES[mode]:
         members = [res(f"smem_{t.value.lower()}", t) for t in sorted(row)]
         g = PipelineGroup("mix", members, mode)
         assert len(g.members) == len(row)

@@ -1,4 +1,4 @@
-"""The schedule hard rules (seed "Hard Rules", semantics.md section 6): each rejects at ``Task(...)``
+"""The schedule hard rules (semantics.md section 6): each rejects at ``Task(...)``
 with a ``ScheduleError`` naming the task, the step, the group and the fix."""
 
 import pytest

@@ -156,7 +156,7 @@ def test_save_load_and_bad_upload(studio, tmp_path):
 def test_design_tab_problem_derive_and_attached_schedules(tmp_path):
     s = Studio(examples.merge_gemm(), folder=tmp_path, debounce=0)
     tasks = s.editors["tasks"]
-    # the seed's hand-written schedules are what derivation gives: they follow the design from the start
+    # the canonical hand-written schedules are what derivation gives: they follow the design from the start
     assert all(t.schedule.name == DERIVED for t in s.design.tasks) and s.report.ok
     assert s.attach_schedule("epilogue", examples.epilogue_schedule(s.design.resource("tmem_c"),
                                                                     s.design.resource("gmem_d"))), s.message_text

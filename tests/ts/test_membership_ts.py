@@ -55,7 +55,7 @@ def test_the_claim_outlives_the_group_object_in_both():
 
 
 def test_a_refused_group_claims_its_members_in_ts_but_not_in_pgstudio():
-    """README, known differences: TS's refused group keeps its members."""
+    """docs/ts.md, known differences (row 8): TS's refused group keeps its members."""
     a, bad = _ts_resource("a"), _ts_resource("bad", stages=3)
     with pytest.raises(ValueError):
         _ts_group("g", [a, bad])
@@ -78,7 +78,7 @@ def test_a_refused_group_claims_its_members_in_ts_but_not_in_pgstudio():
 
 
 def test_ts_accepts_what_pgstudio_refuses_as_a_group_member_or_name():
-    """README, known differences: TS accepts a group as a member, an empty name and any mode string;
+    """docs/ts.md, known differences (row 9): TS accepts a group as a member, an empty name and any mode string;
     pgstudio names every element, knows three modes and groups resources only."""
     e, f = _ts_resource("e"), _ts_resource("f")
     inner = _ts_group("inner", [e, f])
@@ -94,21 +94,21 @@ def test_ts_accepts_what_pgstudio_refuses_as_a_group_member_or_name():
         PipelineGroup("", [_pg_resource("i"), _pg_resource("j")])
 
 
-def test_the_seeds_group_member_spelling_inside_a_schedule_is_pgstudios_alone():
-    """README, known differences: inside a schedule TS 4.8.1 reaches a member only as an argument
-    (``sched(ab.smem_a)``); the seed's ``group.smem_a`` on the group argument, which pgstudio.ts
-    also takes, makes TS raise AttributeError."""
+def test_the_group_member_spelling_on_the_group_argument_is_pgstudios_alone():
+    """docs/ts.md, known differences (row 12): inside a schedule TS 4.8.1 reaches a member only as
+    an argument (``sched(ab.smem_a)``); ``group.smem_a`` on the group argument (the schedule
+    rules' spelling), which pgstudio.ts also takes, makes TS raise AttributeError."""
     from cutlass.experimental.task_scheduling import domain_loop, schedule
 
     a, b = _ts_resource("smem_a"), _ts_resource("smem_b")
     group = _ts_group("ab", [a, b])
 
-    def seed_style(g):
+    def member_through_group(g):
         with domain_loop(0, 4, 1):
             g.smem_a.wait()
 
     with pytest.raises(AttributeError, match="smem_a"):
-        schedule(seed_style)(group)
+        schedule(member_through_group)(group)
 
     one = pts.CooperativeGroup(pts.Agent.Thread, 1)
     cfg = pts.PipelineConfig.create_tma_umma_pipeline_cfg(4, 1024, one, one)
@@ -116,9 +116,9 @@ def test_the_seeds_group_member_spelling_inside_a_schedule_is_pgstudios_alone():
                                                  pts.MemoryResource(name="smem_b", pipeline_config=cfg)],
                              mode=PipelineGroupMode.Merge)
 
-    def seed_style_pg(g):
+    def member_through_group_pg(g):
         with pts.domain_loop(0, 4, 1):
             g.smem_a.wait()
 
-    step = pts.schedule(seed_style_pg)(mine).body[0].body[0]
+    step = pts.schedule(member_through_group_pg)(mine).body[0].body[0]
     assert (step.target.name, step.op, step.via, step.group) == ("smem_a", "wait", "member", mine)

@@ -1,7 +1,7 @@
 """1,200 random PipelineGroups built by pgstudio and by TS 4.8.1, compared: accepted or refused,
 and for accepted groups the barrier count, merged bytes, collapsed-side size, many-side size and
-merged type.  Every difference must be one of the rows of the README's table of known
-differences (``DIFFERENCES`` below, same order), and each row is asserted as a difference on the
+merged type.  Every difference must be one of the rows of the table of known differences
+in docs/ts.md (``DIFFERENCES`` below, same order), and each row is asserted as a difference on the
 groups where it is the only one that applies: the table can neither hide a new difference nor
 keep a row that no longer differs."""
 
@@ -126,7 +126,7 @@ def agree(pg, ts) -> bool:
     return pg[0] == ts[0] and (pg[0] == "reject" or pg[1] == ts[1])
 
 
-# -- the table of known differences (README, same rows) -------------------------------------------
+# -- the table of known differences (docs/ts.md, same rows) ----------------------------------------
 
 def _bad_tma_bytes(spec: Spec) -> bool:
     return any(_is_tma(m) and (m.nbytes <= 0 or m.nbytes % 16) for m in (*spec.members, *filter(None, [spec.explicit])))
@@ -206,7 +206,7 @@ def test_random_groups_agree_with_ts_except_the_known_differences():
             unexplained.append(f"{spec}\n    pgstudio: {pg}\n    TS:       {ts}")
         elif len(rows) == 1:
             isolated[rows[0].name].append((spec, pg, ts))
-    assert not unexplained, f"{len(unexplained)} difference(s) outside the README table:\n" + "\n".join(unexplained[:5])
+    assert not unexplained, f"{len(unexplained)} difference(s) outside the table of docs/ts.md:\n" + "\n".join(unexplained[:5])
     for d in DIFFERENCES:  # each row is a real, documented difference: seen alone, and as documented
         cases = isolated[d.name]
         assert len(cases) >= 5, f"{d.name}: only {len(cases)} groups differ by this row alone"

@@ -54,14 +54,14 @@ def _assert_layout_matches_ts(design, ts_globals):
     # Every group: the barriers TS lays out are pgstudio's ((N+1)S, or 2S for FusedMerge).
     assert _ts_barriers(ts_globals, design) == {g.name: barrier_layout(g).num_barriers for g in design.groups}
     # Merged bytes per group agree where TS has bytes: its factories of non-TMA producers take
-    # none (README: a known difference), so TS sums the TMA members' bytes.
+    # none (docs/ts.md: a known difference), so TS sums the TMA members' bytes.
     for g in design.groups:
         tma = [m for m in g.members if m.pipeline_config.producer_kind.value == "tma"]
         want = g.merged_config.num_bytes if len(tma) == len(g.members) else sum(m.stage_bytes for m in tma)
         assert ts_globals[g.name].pipeline_config.num_bytes == want, g.name
-        if any(m.stage_bytes for m in g.members if m not in tma):  # README row 11, as a difference
+        if any(m.stage_bytes for m in g.members if m not in tma):  # docs/ts.md row 11, as a difference
             assert ts_globals[g.name].pipeline_config.num_bytes != g.merged_config.num_bytes
-    # Known difference (README): TS's SmemAllocator reserves twice a group's barrier bytes.
+    # Known difference (docs/ts.md, row 10): TS's SmemAllocator reserves twice a group's barrier bytes.
     alloc = ts_globals["smem_allocator"]
     grouped = sum(barrier_layout(g).num_barriers for g in design.groups) * BARRIER_BYTES
     layout = smem_layout(design)
