@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Does "valid" mean "it compiles"?  A corpus of canonical-design variants through validate, emit, NVRTC.
 
-The corpus (issue 11):
+The corpus:
 
 * GEMM: each canonical GEMM design x stages {2, 3, 5, 7} x BM {64, 128, 256} x BN {64, 128, 256}
   x BK {32, 64, 128} x dtype {float16, bfloat16, float32} (1296 designs);

@@ -2,8 +2,8 @@
 """Source size and NVRTC time of ever deeper designs: ``examples.chain(n)`` for n = 2 .. 31 groups.
 
 Each group of a chain is computed from both members of the group before, so a generator that
-substitutes expressions textually doubles its output per group (issue 18 measured 2.3 MB at 16
-groups and more than 400 s of NVRTC).  pgstudio names every produced value once, so the emitted
+substitutes expressions textually doubles its output per group (such a generator, measured, wrote
+2.3 MB at 16 groups and took more than 400 s of NVRTC).  pgstudio names every produced value once, so the emitted
 source and the compile time grow linearly.  Targets: the deepest chain (31 groups: one warp per
 task fills a 32-warp block) under 1 MB of CUDA and under 5 s of NVRTC on one core.
 

@@ -1,4 +1,4 @@
-"""Good defaults without tuning (issue 15): ``benchmark(examples.merge_copy())`` with no options.
+"""Good defaults without tuning: ``benchmark(examples.merge_copy())`` with no options.
 
     python benchmarks/defaults.py [--n ELEMENTS]
 

@@ -5,7 +5,7 @@ Each measurement runs in a fresh Python process that imports pgstudio, builds ``
 then times ``pgstudio.runtime.run(design)`` -- CuPy import and GPU context, kernel generation,
 NVRTC compile (or the kernel cache), load, fresh random inputs, a poisoned launch, verification
 against CuPy and a timed median.  A second ``run(design)`` in the same process is the cached
-case (the notebook cell pressed again).  Targets (issue 5): <= 3 s cold, <= 0.5 s cached.
+case (the notebook cell pressed again).  Targets: <= 3 s cold, <= 0.5 s cached.
 
     PYTHONPATH=$PWD python3 benchmarks/oneclick.py
 """

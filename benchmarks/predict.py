@@ -14,7 +14,7 @@ also fits the machine constants to them and writes a fitted file (e.g.
 Without a GPU: ``--recording PATH`` compares the model with an existing recording (by default the
 recordings the shipped fit names); ``--repo-figures`` rewrites
 ``pgstudio/analysis/fitted/h200_repo_figures.json`` from the H200 figures the repository quotes
-(``notebooks/recorded``, the README).  ``--fit`` fits an H200's recordings together with those
+(``notebooks/recorded``, docs/gemm.md).  ``--fit`` fits an H200's recordings together with those
 figures and names the recordings in the fitted file (keep them beside it).  ``--store`` keeps a
 fit beside the tuning cache for the recording's device kind, where
 ``fitted.default_machine(kind, <cache>/calibration)`` finds it.

@@ -9,7 +9,7 @@ SVG) and ``emit()`` (sm_90a).  The last column is the growth of validate + layou
 before, per resource (1.0 = linear).  The verdicts use CPU time (this process and its children,
 e.g. graphviz), which a busy machine disturbs less than wall time.
 
-Targets (issue 12): at 256 resources validate + layout <= 100 ms and all pictures <= 2 s; the
+Targets: at 256 resources validate + layout <= 100 ms and all pictures <= 2 s; the
 checker at 32 groups and 8 iterations <= 1 s.  The widest chain that fits in shared memory has
 220 resources (31 x 7); the 251-resource row (31 x 8) exceeds it (``smem.capacity``), which
 ``validate`` reports, and its kernel is emitted with ``validate=False`` for the timing.  A step

@@ -7,7 +7,7 @@
 2. 256-byte stages, where barriers cost the most: Merge and FusedMerge against their ungrouped
    twins (every kernel on the same arrays, interleaved).
 
-Targets (issue 5): merge_copy >= 0.97x device-copy bandwidth and >= 1.6x cp.add; at 256-byte
+Targets: merge_copy >= 0.97x device-copy bandwidth and >= 1.6x cp.add; at 256-byte
 stages FusedMerge >= 1.15x and Merge >= 1.03x their twins.  ``--sweep`` also times stage sizes,
 stage counts, store hints and occupancy, to see where the defaults stand.
 

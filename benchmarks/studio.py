@@ -14,7 +14,7 @@ the others draw when their tab is opened).  Both are wall time from the edit cal
 pane is updated, and CPU time (this process, all threads, plus the Graphviz subprocess).  A table
 then splits the ``all panes`` edit into its parts, so nothing is unaccounted for.  Wall time
 depends on what else the machine runs: the load average is printed with it.  The static
-grouped-vs-ungrouped picture is drawn on request, not per edit.  Target (issue 13): median
+grouped-vs-ungrouped picture is drawn on request, not per edit.  Target: median
 <= 150 ms for all panes.
 
     python benchmarks/studio.py [--edits 15]
