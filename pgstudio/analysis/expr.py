@@ -6,7 +6,11 @@ expression.  Expressions are user text such as ``"max(smem_a, 0.f) * smem_b"``: 
 with Python's ``ast`` and checked against a grammar that allows only
 
 * operands named after the resources the target is computed from,
-* number literals (a C-style ``f`` suffix, ``0.f``, is accepted),
+* number literals (a C-style ``f`` suffix, ``0.f``, is accepted) that a float32 holds: the
+  generated code computes in float32 and writes every literal as a ``float`` constant, and NVRTC
+  refuses one out of that type's range (``1e39f``, or ``1e-46f``, which would round to zero), so
+  such a literal is refused here, naming the range (``literal_problem``) rather than folded to
+  infinity or zero behind the user's back,
 * ``+ - * /`` and unary ``-`` / ``+``,
 * calls of the fixed functions in ``FUNCTIONS``.
 
@@ -26,11 +30,13 @@ from __future__ import annotations
 import ast
 import math
 import re
+import struct
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
 from ..errors import DesignError
 from ..model.diagnostic import Diagnostic, error
+from ..model.limits import shown
 
 #: Functions an expression may call: name -> (arity, CUDA C template over float operands).
 FUNCTIONS: dict[str, tuple[int, str]] = {
@@ -82,8 +88,9 @@ class Expr:
 
 def _fail(text: str, why: str, operands: Sequence[str]) -> DesignError:
     allowed = ", ".join(operands) or "none"
+    shown = text if len(text) <= 120 else text[:100] + "..."  # one readable line, even for 300 digits
     return DesignError(
-        f"expression {text!r}: {why}", code="compute.expr",
+        f"expression {shown!r}: {why}", code="compute.expr",
         hint=f"use the operands ({allowed}), number literals, + - * /, and the functions "
              f"{', '.join(f'{k}()' for k in FUNCTIONS)}")
 
@@ -144,10 +151,41 @@ def _check(node: ast.AST, text: str, operands: tuple[str, ...], used: list[str],
         v = node.value
         if isinstance(v, bool) or not isinstance(v, (int, float)):
             raise _fail(text, f"literal {v!r} is not a number", operands)
-        if not math.isfinite(float(v)):
-            raise _fail(text, f"literal {v!r} is not a finite number", operands)
+        why = literal_problem(v)
+        if why:
+            raise _fail(text, why, operands)
     else:
         raise _fail(text, f"{type(node).__name__} ({ast.unparse(node)!r}) is not allowed", operands)
+
+
+#: The largest float32, and the smallest positive one (a subnormal): the range of a literal.
+FLOAT32_MAX = 3.4028234663852886e38
+FLOAT32_TINY = 1.401298464324817e-45
+
+
+def literal_problem(v: int | float) -> str | None:
+    """Why number literal ``v`` cannot be a float32 constant of generated code, or None.
+
+    >>> literal_problem(0.5) is None and literal_problem(3.4028235e38) is None and literal_problem(1e-45) is None
+    True
+    >>> literal_problem(1e39)
+    'literal 1e+39 is outside the float32 range (magnitude at most 3.4028235e+38); write a smaller number'
+    >>> literal_problem(1e-46)
+    'literal 1e-46 is below the smallest float32 (1.4e-45) and would be 0; write 0.0 or a larger number'
+    >>> literal_problem(10 ** 308)
+    'literal 10000000... (309 digits) is outside the float32 range (magnitude at most 3.4028235e+38); write a smaller number'
+    """
+    if isinstance(v, float) and not math.isfinite(v):
+        return f"literal {v!r} is not a finite number"
+    try:
+        stored = struct.unpack("<f", struct.pack("<f", float(v)))[0]  # rounds as a C compiler does
+    except OverflowError:  # past the float32 range, or an integer past even a float64
+        return (f"literal {shown(v)} is outside the float32 range (magnitude at most {FLOAT32_MAX:.8g}); "
+                "write a smaller number")
+    if stored == 0 and v != 0:
+        return (f"literal {shown(v)} is below the smallest float32 ({FLOAT32_TINY:.2g}) and would be 0; "
+                "write 0.0 or a larger number")
+    return None
 
 
 def c_float(v: float) -> str:
@@ -207,8 +245,10 @@ def relu(a: str) -> str:
 
 
 def scale(a: str, factor: float) -> str:
-    if isinstance(factor, bool) or not isinstance(factor, (int, float)) or not math.isfinite(factor):
-        raise DesignError(f"scale factor {factor!r} is not a finite number", code="compute.expr",
+    number = isinstance(factor, (int, float)) and not isinstance(factor, bool)
+    why = literal_problem(factor) if number else f"{factor!r} is not a number"
+    if why:
+        raise DesignError(f"scale factor: {why}", code="compute.expr",
                           hint="give the factor as a float, e.g. scale('smem_a', 0.5)")
     return f"{a} * {c_float(factor)}"
 
@@ -269,5 +309,5 @@ def compute_exprs(design: Any) -> tuple[dict[str, Expr], list[Diagnostic]]:
     return exprs, problems
 
 
-__all__ = ["CATALOG", "ELEMENTWISE_OPS", "Expr", "FUNCTIONS", "add", "c_float", "compute_expr", "compute_exprs", "copy",
-           "multiply", "parse_expr", "relu", "scale"]
+__all__ = ["CATALOG", "ELEMENTWISE_OPS", "Expr", "FLOAT32_MAX", "FLOAT32_TINY", "FUNCTIONS", "add", "c_float",
+           "compute_expr", "compute_exprs", "copy", "literal_problem", "multiply", "parse_expr", "relu", "scale"]

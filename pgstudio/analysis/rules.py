@@ -19,7 +19,8 @@ from ..model.design import Design
 from ..model.diagnostic import Diagnostic, error, fix, with_fixes
 from ..model.group_rules import check_group
 from ..model.kinds import OpKind
-from ..model.names import name_problem
+from ..model.names import name_problem, suggest_name
+from ..model.problem import count_problem
 from ..model.protocol import SIGNALLER_WHY, expected_threads
 from ..model.resource import COMPUTE_OPS, DTYPES, Memory
 from ..model.schedule import Loop
@@ -50,7 +51,8 @@ def rule_names(d: Design) -> Iterator[Diagnostic]:
         for item in items:
             problem = name_problem(item.name)
             if problem:
-                yield error("name.identifier", f"{kind} {problem}", (item.name,), "rename it to an identifier")
+                yield error("name.identifier", f"{kind} {problem}", (item.name,),
+                            f"rename it, e.g. to {suggest_name(item.name)!r}")
             if item.name in seen:
                 yield error("design.duplicate_name",
                             f"{kind} {item.name!r} has the same name as a {seen[item.name]}; names must be unique in a design",
@@ -70,6 +72,18 @@ def rule_targets(d: Design) -> Iterator[Diagnostic]:
         elif d.targets.count(t) > 1:
             yield error("design.targets", f"design {d.name!r} names target {t!r} {d.targets.count(t)} times",
                         (d.name,), f"name {t!r} once")
+
+
+def rule_problem_counts(d: Design) -> Iterator[Diagnostic]:
+    """The problem keys read as counts (``INTEGER_KEYS``) hold integers: ``CLUSTER_N = 2.0`` or
+    ``True`` equals a count the generators build, and would reach a kernel as ``2.0``."""
+    for key, value in d.problem:
+        why = count_problem(key, value)
+        if why:
+            whole = isinstance(value, float) and value.is_integer()
+            yield error("problem.integer", f"design {d.name!r}: problem {why}", (d.name,),
+                        f"set {key}={int(value)}" if whole else f"give {key} as a whole number",
+                        [fix(f"set {key} to {int(value)}", "update_problem", **{key: int(value)})] if whole else [])
 
 
 def rule_resources(d: Design) -> Iterator[Diagnostic]:
@@ -384,6 +398,7 @@ def rule_aliasing(d: Design) -> Iterator[Diagnostic]:
 RULES: tuple[RuleSpec, ...] = (
     RuleSpec("name", rule_names, "names are identifiers and unique"),
     RuleSpec("design.targets", rule_targets, "target architectures are known, each named once"),
+    RuleSpec("problem.integer", rule_problem_counts, "problem keys read as counts hold integers"),
     RuleSpec("resource", rule_resources, "configs, compute ops, dtypes, aliases"),
     RuleSpec("group", rule_groups, "PipelineGroup construction rules (semantics 3)"),
     RuleSpec("task", rule_tasks, "warp ranges and named resources"),

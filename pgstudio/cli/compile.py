@@ -1,6 +1,12 @@
 """``pgstudio compile design.json [--arch ...]``: NVRTC cubins for sm_90a / sm_100a, no GPU needed.
 
 Where NVRTC is missing the command says so in one line (``GpuUnavailable``), never with a traceback.
+
+A design that validates always compiles (the ``codegen.*`` rules say what the generators build),
+so NVRTC refusing the kernel of a valid design is a bug in pgstudio, not the user's mistake: it
+is raised as ``GeneratedCodeRejected`` (not a ``PgStudioError``), which ``main`` reports as a bug
+(exit 70) with NVRTC's first error.  Only a design compiled with ``--no-validate`` that has
+errors for that target gets NVRTC's refusal as a user's mistake (exit 2).
 """
 
 from __future__ import annotations
@@ -8,6 +14,7 @@ from __future__ import annotations
 import argparse
 
 from ..codegen.kernel import emit
+from ..errors import CompileError
 from ..model.targets import ARCHES
 from ..runtime.compile import compile_cubin
 from ..runtime.progress import Progress
@@ -15,6 +22,10 @@ from ._common import design_argument, load_design
 
 NAME = "compile"
 HELP = "compile a design's kernel to sm_90a / sm_100a cubins with NVRTC (no GPU needed)"
+
+
+class GeneratedCodeRejected(RuntimeError):
+    """NVRTC refused the kernel generated for a design that validates: pgstudio's fault."""
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -29,7 +40,14 @@ def run(args: argparse.Namespace) -> int:
     lines = []
     with Progress(len(args.arch), "compile", "target", enabled=not args.quiet) as bar:
         for arch in args.arch:
-            cub = compile_cubin(emit(design, arch=arch, validate=not args.no_validate))
+            src = emit(design, arch=arch, validate=not args.no_validate)
+            try:
+                cub = compile_cubin(src)
+            except CompileError as exc:
+                if args.no_validate and not design.with_targets(arch).validate().ok:
+                    raise  # a design with errors, compiled on request: NVRTC's refusal is the user's to fix
+                raise GeneratedCodeRejected(f"NVRTC rejected the kernel of design {design.name!r}, which validates "
+                                            f"for {arch}: {exc}") from exc
             lines.append(f"{design.name}: {arch} cubin, {len(cub):,} B, {cub.seconds * 1e3:.0f} ms (NVRTC, no GPU needed)")
             bar.update(1, arch)
     print("\n".join(lines))

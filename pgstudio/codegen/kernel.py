@@ -33,12 +33,14 @@ from ..analysis.validate import require_valid
 from ..errors import CompileError
 from ..model.design import Design
 from ..model.kinds import AsyncProducerOp, OpKind, Role, Who
+from ..model.names import ALTERNATIVE_TOKENS, CPP_KEYWORDS, CUDA_BUILTINS, CUDA_MACROS
 from ..model.resource import Memory
 from ..model.targets import ARCHES
 from ._writer import Writer
-from .dtypes import dtype
+from .dtypes import DTYPES, dtype
 from .element import element_code
 from .gemm import emit_gemm
+from .instrument import DEVICE as INSTRUMENT_DEVICE
 from .instrument import Instrument, Stamps
 from .ptx import DRAIN_NS, PRELUDE, RECORD_INTS
 from .source import KernelParam, KernelSource
@@ -47,20 +49,47 @@ from .source import KernelParam, KernelSource
 #: Tuning knobs emit() accepts, with their allowed values (first = default).
 TUNING = {"store": ("wb", "cs"), "load_hint": ("none", "evict_first")}
 
+#: C words, and the types, built-ins and helpers the kernel body writes around a design's names.
 _C_WORDS = frozenset("""auto break case char const continue default do double else enum extern float for goto if
 inline int long register restrict return short signed sizeof static struct switch typedef union unsigned void
 volatile while bool true false class new delete this template typename namespace using operator private public
-protected virtual friend asm u16 u32 u64 uint4 float4 blockIdx threadIdx gridDim blockDim warpSize""".split())
+protected virtual friend asm u16 u32 u64 uint4 float4 blockIdx threadIdx gridDim blockDim warpSize make_uint4
+reinterpret_cast s i unroll pragma define""".split())
 
 
-#: C functions the expression templates call: a parameter of that name would hide them.
-_C_FUNCTIONS = frozenset(re.findall(r"([A-Za-z_]\w*)\(", " ".join(t for _, t in FUNCTIONS.values())))
+def identifiers(*texts: str) -> frozenset[str]:
+    """Every identifier of CUDA C ``texts``, outside comments and string literals (PTX text)."""
+    words: set[str] = set()
+    for text in texts:
+        code = re.sub(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\])*"', " ", text, flags=re.S)
+        words.update(re.findall(r"\b[A-Za-z_]\w*", code))
+    return frozenset(words)
+
+
+#: Identifiers the generated code already uses at file scope or in the kernel: the prelude, each
+#: element type's helpers, the instrumentation, the calls of expression templates, and C++'s
+#: reserved words.  A design name that is one of them would hide it, or be it.
+GENERATED_WORDS = (_C_WORDS | CPP_KEYWORDS | frozenset(ALTERNATIVE_TOKENS) | CUDA_MACROS | CUDA_BUILTINS
+                   | identifiers(PRELUDE, INSTRUMENT_DEVICE, *(t.helpers for t in DTYPES.values()),
+                                 *(template for _, template in FUNCTIONS.values())))
+
+#: What a renamed design name starts with: design names cannot start with 'pg_' (``model.names``),
+#: and no other generated name starts with this, so renaming is one-to-one.
+RENAMED_PREFIX = "pg_n_"
 
 
 def cname(name: str) -> str:
-    """A design name as a C identifier that cannot clash with C words, the functions expressions
-    call, or our ``pg_`` names."""
-    return f"{name}_" if name in _C_WORDS or name in _C_FUNCTIONS or name.startswith(("pg_", "PG_", "__")) else name
+    """A design name as the C identifier of the streaming kernel: the name itself, or, when the
+    generated code already uses it (``GENERATED_WORDS``, ``pg_`` / ``PG_`` / ``__`` names), the
+    name behind ``RENAMED_PREFIX``.  Two names never map to one identifier: ``u32`` becomes
+    ``pg_n_u32`` and ``u32_`` stays ``u32_``.
+
+    >>> cname("gmem_a"), cname("u32"), cname("u32_"), cname("expf")
+    ('gmem_a', 'pg_n_u32', 'u32_', 'pg_n_expf')
+    """
+    if name in GENERATED_WORDS or name.startswith(("pg_", "PG_", "__")):
+        return RENAMED_PREFIX + name
+    return name
 
 
 def emit(design: Design, *, arch: str = "sm_90a", validate: bool = True, watchdog: bool = True,

@@ -67,11 +67,25 @@ def is_whole(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+def shown(value: object) -> str:
+    """``repr(value)`` on one short line: a long integer by its first digits and its length.
+
+    >>> shown(7), shown(10 ** 40)
+    ('7', '10000000... (41 digits)')
+    """
+    if is_whole(value) and abs(value) >= 10 ** 20:
+        if abs(value).bit_length() > 10_000:  # past what str() converts (sys.get_int_max_str_digits)
+            return f"an integer of about {int(abs(value).bit_length() * 0.30103)} digits"
+        return f"{str(value)[:8]}... ({len(str(abs(value)))} digits)"
+    text = repr(value)
+    return text if len(text) <= 80 else text[:60] + "..."
+
+
 def whole_problem(value: object, low: int, high: int) -> str | None:
     """Why ``value`` is not an integer in ``[low, high]``, or None when it is."""
     if is_whole(value) and low <= value <= high:
         return None
-    return f"is {value!r}, expected an integer from {low} to {high}"
+    return f"is {shown(value)}, expected an integer from {low} to {high}"
 
 
 def number_problem(value: object, high: float = MAX_PROBLEM_VALUE) -> str | None:
@@ -81,7 +95,7 @@ def number_problem(value: object, high: float = MAX_PROBLEM_VALUE) -> str | None
     if isinstance(value, float) and not math.isfinite(value):
         return f"is {value!r}, expected a finite number"
     if abs(value) > high:
-        return f"is {value!r}, expected a number of magnitude at most {high}"
+        return f"is {shown(value)}, expected a number of magnitude at most {high}"
     return None
 
 
@@ -113,4 +127,5 @@ def check_text(value: object, what: str, high: int = MAX_TEXT_CHARS, code: str =
 __all__ = ["MAX_ARGS", "MAX_DESIGN_STEPS", "MAX_FILE_BYTES", "MAX_GROUPS", "MAX_LOOP_DEPTH", "MAX_NAME_CHARS",
            "MAX_PROBLEM_ENTRIES", "MAX_PROBLEM_VALUE", "MAX_RESOURCES", "MAX_STAGES", "MAX_STAGE_BYTES", "MAX_STEPS",
            "MAX_TASKS", "MAX_TEXT_CHARS", "MAX_THREADS", "MAX_TILE_DIM", "MAX_TILE_RANK", "MAX_WARPS",
-           "check_count", "check_text", "check_whole", "is_whole", "number_problem", "whole_problem"]
+           "check_count", "check_text", "check_whole", "is_whole", "number_problem", "shown",
+           "whole_problem"]

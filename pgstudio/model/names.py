@@ -18,18 +18,74 @@ import re
 from ..errors import DesignError
 from .limits import MAX_NAME_CHARS
 
-#: C++ words a name may not take (it would not compile in generated code).
+#: Every keyword of C++20 (the dialects NVRTC compiles) and the C words it also reserves: a name
+#: that is one of them does not compile where generated code declares it.
 CPP_KEYWORDS = frozenset("""
-alignas alignof and asm auto bool break case catch char class const constexpr continue decltype
-default delete do double else enum explicit extern false float for friend goto if inline int long
-mutable namespace new noexcept not nullptr operator or private protected public register return
-short signed sizeof static struct switch template this throw true try typedef typename union
-unsigned using virtual void volatile while half float4 int4 uint4 dim3 threadIdx blockIdx blockDim
-gridDim warpSize
+alignas alignof asm auto bool break case catch char char8_t char16_t char32_t class concept const consteval
+constexpr constinit const_cast continue co_await co_return co_yield decltype default delete do double
+dynamic_cast else enum explicit export extern false float for friend goto if inline int long mutable namespace
+new noexcept nullptr operator private protected public register reinterpret_cast requires return short signed
+sizeof static static_assert static_cast struct switch template this thread_local throw true try typedef typeid
+typename union unsigned using virtual void volatile wchar_t while
 """.split())
+
+#: C++'s alternative tokens: each IS an operator (``xor`` is ``^``), never an identifier.
+ALTERNATIVE_TOKENS = {"and": "&&", "and_eq": "&=", "bitand": "&", "bitor": "|", "compl": "~", "not": "!",
+                      "not_eq": "!=", "or": "||", "or_eq": "|=", "xor": "^", "xor_eq": "^="}
+
+#: Macros NVRTC's built-in headers define (a name that is one expands into their text), and the
+#: CUDA built-in variables and vector types a kernel reads.
+CUDA_MACROS = frozenset("NULL assert alloca offsetof va_arg va_copy va_end va_start".split())
+CUDA_BUILTINS = frozenset("""
+threadIdx blockIdx blockDim gridDim warpSize clusterIdx clusterDim half float4 int4 uint4 dim3
+""".split())
+
+#: Families of macros NVRTC's headers define (``CUDART_VERSION``, ``NV_IS_DEVICE``,
+#: ``cudaStreamDefault`` ...): every name of such a family is kept for them.
+MACRO_FAMILY = re.compile(r"(?:CUDART_|CUDA_|CU_|NV_|cuda[A-Z]).*")
 
 #: Generated code reserves names with this prefix.
 RESERVED_PREFIX = "pg_"
+
+
+def _reserved(name: str) -> str | None:
+    """What ``name`` already is in Python or in the CUDA C++ that generated code is compiled as."""
+    if name in ALTERNATIVE_TOKENS:
+        return f"a C++ alternative token (it means {ALTERNATIVE_TOKENS[name]!r})"
+    if name in CPP_KEYWORDS:
+        return "a C++ keyword"
+    if name in CUDA_MACROS or MACRO_FAMILY.fullmatch(name):
+        return "a macro that NVRTC's headers define"
+    if name in CUDA_BUILTINS:
+        return "a CUDA built-in"
+    if keyword.iskeyword(name):
+        return "a Python keyword"
+    if name[0] == "_" and name[1:2].isupper():
+        return "reserved by C++ ('_' and a capital letter start the compiler's own names)"
+    return None
+
+
+def suggest_name(name: object) -> str:
+    """A name close to ``name`` that is one (the fix a message offers).
+
+    >>> suggest_name("xor"), suggest_name("NULL"), suggest_name("2d"), suggest_name("pg_bar")
+    ('xor_1', 'NULL_1', 'x2d', 'bar')
+    """
+    text = name if isinstance(name, str) else ""
+    base = re.sub(r"\W+", "_", text.encode("ascii", "ignore").decode())[:MAX_NAME_CHARS - 2]
+    for prefix in (RESERVED_PREFIX, "_"):
+        while base.startswith(prefix):
+            base = base[len(prefix):]
+    if not base:
+        return "smem_a"
+    if base[0].isdigit():
+        base = "x" + base
+    if name_problem(base) is None and base != name:
+        return base
+    for candidate in (f"{base}_1", f"t_{base}"):
+        if name_problem(candidate) is None:
+            return candidate
+    return "smem_a"
 
 
 def name_problem(name: object) -> str | None:
@@ -41,6 +97,8 @@ def name_problem(name: object) -> str | None:
     "name '2d' is not an identifier (letters, digits and '_', not starting with a digit)"
     >>> name_problem("pg_bar")
     "name 'pg_bar' starts with 'pg_' or '__', which generated code reserves"
+    >>> name_problem("bitand")
+    "name 'bitand' is a reserved word in Python or CUDA C++: a C++ alternative token (it means '&')"
     """
     if not isinstance(name, str) or not name:
         return f"name {name!r} is not a non-empty string"
@@ -48,10 +106,11 @@ def name_problem(name: object) -> str | None:
         return f"name {name[:MAX_NAME_CHARS]!r}... has {len(name)} characters, expected at most {MAX_NAME_CHARS}"
     if not name.isascii() or not name.isidentifier():
         return f"name {name!r} is not an identifier (letters, digits and '_', not starting with a digit)"
-    if keyword.iskeyword(name) or name in CPP_KEYWORDS:
-        return f"name {name!r} is a reserved word in Python or CUDA C++"
     if name.startswith(RESERVED_PREFIX) or name.startswith("__"):
         return f"name {name!r} starts with {RESERVED_PREFIX!r} or '__', which generated code reserves"
+    why = _reserved(name)
+    if why:
+        return f"name {name!r} is a reserved word in Python or CUDA C++: {why}"
     return None
 
 
@@ -60,7 +119,8 @@ def check_name(name: object, what: str) -> str:
     problem = name_problem(name)
     if problem:
         raise DesignError(f"{what} {problem}", code="name.identifier",
-                          hint="use a name like 'smem_a' (it becomes a name in generated code and diagrams)")
+                          hint=f"rename it, e.g. to {suggest_name(name)!r} (a name becomes a name in generated code "
+                               "and diagrams)")
     return name  # type: ignore[return-value]
 
 

@@ -9,17 +9,29 @@ One rule for an entry, used by ``Design`` and by the file loader (which names th
 the key is a name (it becomes a symbol of loop bounds and generated code) and the value a size --
 a whole number from 0, a finite number, or a word such as the element type.
 
+The keys the generators read as counts (``INTEGER_KEYS``: sizes, tile shapes, tile counts, the
+split and the cluster shape) must hold an ``int``: ``CLUSTER_N = 2.0`` or ``True`` compares equal
+to a count the generator builds, and would be written into a kernel as ``2.0``.  That is a rule
+of ``validate()`` (``count_problem``, code ``problem.integer``), so a file or a studio can hold
+such a design and say what is wrong; a word in such a key is reported by the rules that read it.
+
 >>> entry_problem("num_tiles", 64) is None
 True
 >>> entry_problem("num_tiles", float("nan"))
 'value is nan, expected a finite number'
+>>> count_problem("CLUSTER_N", 2.0)
+'CLUSTER_N is 2.0, a float; the generators read CLUSTER_N as a count, so it must be an integer'
 """
 
 from __future__ import annotations
 
-from .limits import MAX_PROBLEM_VALUE, number_problem, whole_problem
+from .limits import MAX_PROBLEM_VALUE, is_whole, number_problem, shown, whole_problem
 from .names import name_problem, word_problem
 from .targets import DTYPE_BYTES
+
+#: Problem keys the generators and the analyses read as counts: their values are integers.
+INTEGER_KEYS = frozenset(("M", "N", "K", "BM", "BN", "BK", "num_tiles", "num_k_tiles", "num_elements", "tile_elems",
+                          "SPLIT_K", "CLUSTER_M", "CLUSTER_N"))
 
 #: The fix every problem-entry message gives.
 HINT = "give problem sizes as whole numbers >= 0 named by identifiers, e.g. problem={'num_tiles': 64}"
@@ -83,4 +95,13 @@ def entry_problem(key: object, value: object) -> str | None:
     return problem
 
 
-__all__ = ["HINT", "entry_problem", "gemm_problem", "gemm_units", "stream_problem"]
+def count_problem(key: str, value: object) -> str | None:
+    """Why ``value`` cannot be the count that problem key ``key`` is (``INTEGER_KEYS``), or None:
+    a number that is not an ``int`` (a float, a bool).  Other keys, and words, pass."""
+    if key not in INTEGER_KEYS or isinstance(value, str) or is_whole(value):
+        return None
+    return (f"{key} is {shown(value)}, a {type(value).__name__}; the generators read {key} as a count, "
+            "so it must be an integer")
+
+
+__all__ = ["HINT", "INTEGER_KEYS", "count_problem", "entry_problem", "gemm_problem", "gemm_units", "stream_problem"]

@@ -116,3 +116,37 @@ def test_comments_line_breaks_and_non_ascii_text_are_refused(text):
     that would never be compiled is refused, not silently ignored."""
     with pytest.raises(DesignError, match="comments, line breaks and non-ASCII text are no part of an expression"):
         ops.parse_expr(text, OPERANDS)
+
+
+# -- literals a float32 holds ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, why", [
+    ("smem_a * 1e39", "literal 1e+39 is outside the float32 range (magnitude at most 3.4028235e+38)"),
+    ("smem_a - 3.4028236e38f", "outside the float32 range"),
+    ("smem_a + 1e-46", "literal 1e-46 is below the smallest float32 (1.4e-45) and would be 0; write 0.0"),
+    ("smem_a * 7e-46f", "below the smallest float32"),
+    ("smem_a * 1" + "0" * 308, "literal 10000000... (309 digits) is outside the float32 range"),
+    ("-" + "9" * 330 + " + smem_a", "(330 digits) is outside the float32 range"),
+])
+def test_literals_a_float32_cannot_hold_are_refused_naming_the_range(text, why):
+    with pytest.raises(DesignError) as err:
+        ops.parse_expr(text, OPERANDS)
+    assert err.value.code == "compute.expr" and why in str(err.value)
+    assert len(str(err.value).splitlines()) == 1 and len(str(err.value)) < 500  # one readable line
+
+
+@pytest.mark.parametrize("text, c", [
+    ("smem_a * 3.4028235e38", "(a * 3.4028235e+38f)"),  # rounds to the largest float32
+    ("smem_a + 1e-45", "(a + 1e-45f)"),  # the smallest float32 (a subnormal)
+    ("smem_a * 1.1754944e-38f", "(a * 1.1754944e-38f)"),
+    ("smem_a * 0.0", "(a * 0.0f)"),
+    ("smem_a * 340282346638528859811704183484516925440", "(a * 3.4028234663852886e+38f)"),
+])
+def test_literals_at_the_edges_of_float32_are_kept(text, c):
+    assert ops.parse_expr(text, OPERANDS).to_c({"smem_a": "a", "smem_b": "b"}) == c
+
+
+def test_a_scale_factor_a_float32_cannot_hold_is_refused():
+    for factor, why in ((1e39, "outside the float32 range"), (10 ** 309, "(310 digits)"), (1e-50, "would be 0")):
+        with pytest.raises(DesignError, match=re.escape(why)):
+            ops.scale("smem_a", factor)

@@ -94,6 +94,12 @@ CASES = [
      "design.targets", ["target 'sm_80' is unknown, expected one of sm_90a, sm_100a"]),
     ("twice_target", merge_copy, lambda d: d.with_targets("sm_90a", "sm_90a"),
      "design.targets", ["names target 'sm_90a' 2 times"]),
+    ("cpp_word_name", merge_copy, lambda d: d.with_resource(rename(GmemTensor("gmem_x"), "bitand")),
+     "name.identifier", ["resource name 'bitand' is a reserved word", "alternative token (it means '&')",
+                         "rename it, e.g. to 'bitand_1'"]),
+    ("float_count", merge_copy, lambda d: d.replace(problem=[(k, float(v) if k == "num_tiles" else v)
+                                                             for k, v in d.problem]),
+     "problem.integer", ["problem num_tiles is 8192.0, a float", "must be an integer", "set num_tiles=8192"]),
     # -- resources and configs ----------------------------------------------------------------------
     ("compute", merge_copy, lambda d: d.with_resource(dataclasses.replace(d.resource("gmem_d"), compute=Compute("conv"))),
      "resource.compute", ["resource 'gmem_d': compute op 'conv' is unknown, expected one of input, copy"]),

@@ -41,7 +41,9 @@ CASES = [
      ["resources[2].pipeline_config.consumer_group: cooperative group size (Warp) is 1000000000, expected an integer "
       "from 1 to 32"]),
     ("group size 0", planted(CFG + ["producer_group", "size"], 0), "config.group_size", ["size (Thread) is 0"]),
-    ("problem NaN", planted(["problem", "num_elements"], float("nan")), "json.value",
+    ("problem NaN", planted(["problem", "alpha"], float("nan")), "json.value",
+     ["problem.alpha: value is nan, expected a finite number"]),
+    ("problem count NaN", planted(["problem", "num_elements"], float("nan")), "json.value",
      ["problem.num_elements: value is nan, expected a finite number"]),
     ("problem inf", planted(["problem", "num_tiles"], float("inf")), "json.value", ["problem.num_tiles: value is inf"]),
     ("problem negative", planted(["problem", "num_tiles"], -5), "json.value",
