@@ -253,11 +253,22 @@ class RunResult:
 def run(design: Design, *, n: int | None = None, seed: int | None = None, verify: bool = True, timing: bool = True,
         warmup: int = 3, repeats: int = 20, budget_ms: float = BUDGET_MS, blocks_per_sm: int | None = None,
         tuning: Mapping[str, Any] | None = None, validate: bool = True, workload: Workload | None = None,
-        grid: int | None = None) -> RunResult:
+        grid: int | None = None, executor: Any = None) -> RunResult:
     """Compile, verify and time ``design`` on the GPU (see the module docstring).
 
-    ``grid`` fixes the number of blocks (default: a persistent grid filling every SM).
+    ``grid`` fixes the number of blocks (default: a persistent grid filling every SM).  Like
+    ``benchmark`` and ``trace`` it runs in a GPU worker process (``executor``: the default worker
+    processes, or ``"inline"`` for this process, e.g. to debug), so a kernel that traps raises
+    ``KernelFault`` here and the notebook stays usable; a given ``workload`` holds this process's
+    GPU arrays, so it runs here.
     """
+    from .executor import get_executor
+    ex = get_executor(executor)
+    if ex.name != "inline" and workload is None:
+        from .isolated import on_gpu
+        kwargs = dict(n=n, seed=seed, verify=verify, timing=timing, warmup=warmup, repeats=repeats, budget_ms=budget_ms,
+                      blocks_per_sm=blocks_per_sm, tuning=dict(tuning) if tuning else None, validate=validate, grid=grid)
+        return on_gpu(run, design, kwargs, executor=ex, what="run", progress=False)
     t0 = time.perf_counter()
     src = emit_cached(design, validate=validate, tuning=dict(tuning or {}))
     warm = is_loaded(src)

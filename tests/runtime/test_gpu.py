@@ -90,22 +90,22 @@ def test_an_arrive_count_one_too_high_is_caught_and_the_context_survives(which, 
     load(emit(bad, validate=False))  # compile and load first: the clock below times the hang alone
     t0 = time.perf_counter()
     with pytest.raises(KernelHangError) as info:
-        run(bad, n=64 * 2048, validate=False, timing=False, grid=1)  # one block: a deterministic first waiter
+        run(bad, n=64 * 2048, validate=False, timing=False, grid=1, executor="inline")  # one block: a deterministic first waiter
     elapsed = time.perf_counter() - t0
     r = info.value.record
     assert elapsed < 2.0
     assert r["task"] in tasks and r["barrier"] == barrier and r["stage"] == 0 and r["iteration"] == iteration
     assert r["block"] == 0 and r["complete"] and r["waited_ms"] >= 1000.0
     assert barrier in str(info.value) and f"task {r['task']!r}" in str(info.value)
-    good = run(examples.merge_copy(), n=1 << 22, repeats=5)  # the same process, the same context
+    good = run(examples.merge_copy(), n=1 << 22, repeats=5, executor="inline")  # the same process, the same context
     assert good.ok and good.median_ms > 0
 
 
 def test_run_result_is_cached_and_displays():
     from pgstudio.runtime import run
     d = examples.merge_copy(num_stages=3)
-    first = run(d, n=1 << 20, repeats=5)
-    again = run(d, n=1 << 20, repeats=5)
+    first = run(d, n=1 << 20, repeats=5, executor="inline")
+    again = run(d, n=1 << 20, repeats=5, executor="inline")
     assert again.cached and again.compile_s == 0.0
     assert len(again.times_ms) == 5 and again.gbps > 0
     from pgstudio.render.display import bundle as views_of

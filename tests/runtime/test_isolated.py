@@ -60,3 +60,26 @@ def test_without_a_gpu_it_says_so_before_starting_anything():
     with pytest.raises(GpuUnavailable):
         on_gpu(jobs.describe, examples.merge_copy(), executor=none, progress=False)
     assert none.gpu_worker_pids() == []
+
+
+def test_run_goes_through_the_gpu_worker_like_benchmark_and_trace(monkeypatch):
+    """``run`` is a GPU entry point a notebook calls: by default it runs in a worker (a kernel that
+    traps cannot take the notebook down); ``executor="inline"`` runs it here, for debugging."""
+    import pgstudio.runtime.isolated as isolated
+    from pgstudio.runtime import run
+    calls = []
+
+    def fake_on_gpu(fn, design, kwargs=None, **kw):
+        calls.append((fn, design.name, kwargs, kw.get("what")))
+        return "ran in a worker"
+
+    monkeypatch.setattr(isolated, "on_gpu", fake_on_gpu)
+    assert run(examples.merge_copy(), n=4096, timing=False) == "ran in a worker"
+    fn, name, kwargs, what = calls[0]
+    assert fn is run and name == "merge_copy" and what == "run"
+    assert kwargs["n"] == 4096 and kwargs["timing"] is False and "executor" not in kwargs
+    from pgstudio.runtime._cupy import gpu_available
+    if not gpu_available():  # inline runs here: without a GPU, one clear error (the GPU tests run it for real)
+        with pytest.raises(GpuUnavailable):
+            run(examples.merge_copy(), n=4096, timing=False, executor="inline")
+    assert len(calls) == 1
