@@ -29,7 +29,7 @@ TILE_M, TILE_N, TILE_K = 128, 256, 64
 num_k_tiles = 8
 num_stages = 4
 one_thread = CooperativeGroup(Agent.Thread, 1)
-epilogue_threads = CooperativeGroup(Agent.Thread, 128)  # TS counts an async side in threads
+epilogue_threads = CooperativeGroup(Agent.Thread, 128)  # four warps; TS checks and initialises 128 arrivals
 
 
 def task_local(docs):
@@ -113,14 +113,14 @@ class GmemOutput(MemoryResource):
 def operand_pipeline(rows):
     return PipelineConfig.create_tma_umma_pipeline_cfg(
         num_stages=num_stages, num_bytes=rows * TILE_K * 2, producer_group=one_thread, consumer_group=one_thread,
-        cta_layout_vmnk=None)
+        cta_layout_vmnk=(1, 1, 1, 1))  # one CTA: TS's resource set-up reads a shape
 
 
 gmem_ab = GmemOperands(name="gmem_ab")
 smem_a = SmemOperand(name="smem_a", pipeline_config=operand_pipeline(TILE_M))
 smem_b = SmemOperand(name="smem_b", pipeline_config=operand_pipeline(TILE_N))
 tmem_c = TmemAccumulator(name="tmem_c", pipeline_config=PipelineConfig.create_umma_async_pipeline_cfg(
-    num_stages=1, producer_group=one_thread, consumer_group=epilogue_threads, cta_layout_vmnk=None))
+    num_stages=1, producer_group=one_thread, consumer_group=epilogue_threads, cta_layout_vmnk=(1, 1, 1, 1)))
 gmem_d = GmemOutput(name="gmem_d")
 
 # The MMA waits for A and B at the same point and tmem_c depends on both: they share the

@@ -10,7 +10,11 @@ TS schedule                                            pgstudio schedule
                                                        (one tile per CTA: brackets close in it;
                                                        every task of such a design gets it)
 ``with work_tile_loop(wq): head; domain_loop; tail``   ``Loop(0, num_work_tiles, 1, [...])``
-``... with domain_loop(0, 1, 1): body`` alone in it    ``Loop(0, num_work_tiles, 1, body)``
+``... with domain_loop(0, 1, 1): body`` alone in it    ``Loop(0, num_work_tiles, 1, body)`` (TS needs
+                                                       a domain loop; this one only holds the steps)
+``... with domain_loop(0, 1): body`` alone in it       ``Loop(0, num_work_tiles, 1, [Loop(0, 1, 1,
+                                                       body)])``: written with two bounds, a loop of
+                                                       one iteration stays a loop
 consumer work / producer work                          ``read`` / ``load``, ``store`` or ``mma``
 ``v = gmem.read(); smem.load(v)``, gmem unpipelined    ``smem.load(gmem)`` (a global-memory read)
 a work queue's bookkeeping, auxiliary work             nothing
@@ -105,7 +109,7 @@ def captured(schedule: Schedule, work_tiles: Any = DEFAULT_WORK_TILES,
             raise ScheduleError(f"schedule {schedule.name!r} has no domain_loop() in its work_tile_loop(); TS "
                                 f"needs one",
                                 code="schedule.loop", hint="wrap the per-tile steps in `with domain_loop(0, 1, 1):`")
-        nodes = [*_nodes(body[:at], bound), Loop(0, work_tiles, 1, tuple(_unwrap(inner))),
+        nodes = [*_nodes(body[:at], bound), Loop(0, work_tiles, 1, tuple(_unwrap(inner, tile_loops[0].body))),
                  *_nodes(body[at + 1:], bound)]
     else:
         nodes = _nodes(body, bound)
@@ -113,13 +117,16 @@ def captured(schedule: Schedule, work_tiles: Any = DEFAULT_WORK_TILES,
             raise ScheduleError(f"schedule {schedule.name!r} has no domain_loop(); TS needs a domain for every task",
                                 code="schedule.loop", hint="wrap the steps in `with domain_loop(0, 1, 1):`")
         if one_tile:
-            nodes = [Loop(0, 1, 1, tuple(_unwrap(nodes)))]
+            nodes = [Loop(0, 1, 1, tuple(_unwrap(nodes, body)))]
     return CapturedSchedule(schedule.name, tuple(nodes))
 
 
-def _unwrap(nodes: list) -> list:
-    """The body of an outer loop: a lone ``domain_loop(0, 1, 1)`` in it adds nothing."""
-    if len(nodes) == 1 and isinstance(nodes[0], Loop) and (nodes[0].start, nodes[0].stop, nodes[0].step) == (0, 1, 1):
+def _unwrap(nodes: list, ts_body: list) -> list:
+    """The body of an outer loop: a lone ``domain_loop(0, 1, 1)`` in it adds nothing, unless the
+    script wrote it ``domain_loop(0, 1)`` (module docstring; a schedule has one domain loop)."""
+    kept = any(isinstance(n, TsLoop) and n.kept for n in ts_body)
+    if len(nodes) == 1 and isinstance(nodes[0], Loop) and (nodes[0].start, nodes[0].stop, nodes[0].step) == (0, 1, 1) \
+            and not kept:
         return list(nodes[0].body)
     return nodes
 

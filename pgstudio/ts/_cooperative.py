@@ -1,16 +1,16 @@
 """Cooperative groups as TS (and CUTLASS) spell them, and how pgstudio's model reads them.
 
-In TS a ``CooperativeGroup(agent, size)`` contributes ``size`` arrivals to its side's barrier,
-whatever its agent: TS checks an async side's ``size`` against the task's threads (warps x 32)
-and sums and compares raw sizes when it merges groups.  pgstudio's model counts a ``Warp`` group
-in warps (``CooperativeGroup(Agent.Warp, 4)`` is 128 threads).  This module is the one place that
-translates: a TS ``Warp`` group of ``size`` threads is a model ``Warp`` group of ``size // 32``
-warps when ``size`` is a whole number of warps, otherwise ``size`` single threads.
+A TS barrier is initialised (``cutlass.pipeline``'s thread-arrive count) with ``size`` arrivals
+for an ``Agent.Thread`` group and ``size x 32`` for an ``Agent.Warp`` group: that is what a kernel
+built by TS waits for, and what pgstudio's model means too (``CooperativeGroup(Agent.Warp, 4)`` is
+128 threads).  So a group reads across unchanged, and an exported script writes every group as
+``Agent.Thread`` with its thread count: TS's checks compare ``size`` with a task's threads
+(warps x 32) whatever the agent, and ``Thread`` is the one agent both of TS's layers read alike.
 
->>> CooperativeGroup(Agent.Warp, 64).to_model("consumer_group")  # two warps, 64 arrivals
-CooperativeGroup(agent=<Agent.Warp: 'Warp'>, size=2)
->>> CooperativeGroup(Agent.Warp, 4).to_model("consumer_group").num_threads  # TS: 4 arrivals
-4
+>>> CooperativeGroup(Agent.Warp, 2).to_model("consumer_group").num_threads  # TS: 64 arrivals
+64
+>>> CooperativeGroup.text(CooperativeGroup(Agent.Warp, 2).to_model("consumer_group"))
+'CooperativeGroup(Agent.Thread, 64)'
 """
 
 from __future__ import annotations
@@ -50,7 +50,8 @@ class PipelineOp(Enum):
 
 @dataclass(frozen=True)
 class CooperativeGroup:
-    """``CooperativeGroup(agent, size, alignment=None)``: ``size`` arrivals per phase (TS's meaning)."""
+    """``CooperativeGroup(agent, size, alignment=None)``: ``size`` threads or ``size`` warps, as TS's
+    barrier initialisation counts them."""
 
     agent: Agent
     size: int = 1
@@ -65,21 +66,19 @@ class CooperativeGroup:
         if self.agent is Agent.Thread:
             return ModelGroup(ModelAgent.Thread, size)
         if self.agent is Agent.Warp:
-            if size % WARP_THREADS == 0:
-                return ModelGroup(ModelAgent.Warp, size // WARP_THREADS)
-            return ModelGroup(ModelAgent.Thread, size)
+            return ModelGroup(ModelAgent.Warp, size)
         raise DesignError(f"ts: {where}: CooperativeGroup(Agent.{getattr(self.agent, 'name', self.agent)}, ...) "
                           f"cannot be modelled yet: pgstudio models the threads and warps of one block",
                           code="ts.unsupported", hint="use Agent.Thread (or Agent.Warp) with the arrive count")
 
     @staticmethod
     def text(group: ModelGroup) -> str:
-        """How an exported script writes a model group: TS's size is the thread count."""
+        """How an exported script writes a model group: ``Agent.Thread`` and its thread count, which
+        TS's checks and TS's barrier initialisation both read as the arrive count."""
         from ._script_text import integer  # the script's one gate for design values
-        size = integer(group.size, "CooperativeGroup size")
-        if group.agent is ModelAgent.Warp:
-            return f"CooperativeGroup(Agent.Warp, {group.size * WARP_THREADS})"
-        return f"CooperativeGroup(Agent.Thread, {size})"
+        integer(group.size, "CooperativeGroup size")  # a whole number, before it is multiplied
+        threads = group.size * WARP_THREADS if group.agent is ModelAgent.Warp else group.size
+        return f"CooperativeGroup(Agent.Thread, {integer(threads, 'CooperativeGroup size')})"
 
 
 def producer_op(op: object, where: str) -> AsyncProducerOp:

@@ -10,7 +10,8 @@ module-level names that TS ignores and pgstudio reads (an exported script sets t
 - ``design_name``: the design's name (else the script's file name, else ``ts_design``);
 - ``problem``: a dict of the problem shape, e.g. ``{"M": 4096, "num_k_tiles": 64}``; loop bounds
   written as its entries or as module-level names keep those names;
-- ``num_work_tiles``: the work tiles of a persistent loop, a problem name or an int.
+- ``num_work_tiles``: the work tiles of a persistent loop, a problem name or an int;
+- ``warp_groups``: the cooperative groups pgstudio counts in warps (``_agents.py``).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from ..errors import DesignError
 from ..model.design import Design
 from ..model.names import check_name
 from ..model.task import Task as ModelTask
+from ._agents import read_agents
 from ._convert import DEFAULT_WORK_TILES, captured, needs_one_tile
 from ._group import PipelineGroup
 from ._resource import MemoryResource, WorkQueue, order, to_model
@@ -108,7 +110,13 @@ def build_design(tasks: Sequence[Any], graph: dict) -> Design:
     aliases = {k: v for g in groups for k, v in g.member_aliases().items()}
     produced = {r.name for t in tasks for r in t.dst_resources if isinstance(r, MemoryResource)}
     model = {r.name: to_model(r, produced=r.name in produced, aliases=aliases.get(r.name)) for r in resources}
-    model_groups = [g.to_model(model) for g in groups]
+    consumer_warps: dict[str, int] = {}
+    for t in tasks:
+        for r in t.src_resources:
+            if isinstance(r, MemoryResource):
+                consumer_warps[r.name] = consumer_warps.get(r.name, 0) + t.num_warps
+    model = read_agents(model, module, consumer_warps)
+    model_groups = [g.to_model(model, module) for g in groups]
     one_tile = any(needs_one_tile(t.schedule) for t in tasks)
     model_tasks = []
     taken: set[str] = set()

@@ -26,6 +26,7 @@ from ..model.group import PipelineGroupMode
 from ..model.kinds import AsyncProducerOp, OpKind, PipelineType
 from ..model.resource import Memory, Resource
 from ..model.schedule import Loop
+from ._agents import WARP_GROUPS, warp_groups_text
 from ._cooperative import CooperativeGroup
 from ._export_schedule import call_arg, reads, schedule_functions, shape, template, work_methods
 from ._script_text import BUILTIN_NAMES, SCRIPT_NAMES, integer, lit, member, name, refuse
@@ -51,8 +52,7 @@ def _factory_call(cfg: PipelineConfig, where: str, indent: str) -> str:
         args.append(f"num_bytes={integer(cfg.num_bytes, f'{where}: num_bytes')}")
     args += [f"producer_group={CooperativeGroup.text(cfg.producer_group)}",
              f"consumer_group={CooperativeGroup.text(cfg.consumer_group)}"]
-    if t is not PipelineType.TmaAsync:
-        args.append("cta_layout_vmnk=None")
+    args.append("cta_layout_vmnk=(1, 1, 1, 1)")  # one CTA; TS's resource set-up reads a shape on every factory
     if cfg.async_producer_op is AsyncProducerOp.AsyncLoad:
         if t not in (PipelineType.AsyncAsync, PipelineType.AsyncUmma):
             raise refuse(f"{where}: a {t} pipeline with async_producer_op=AsyncLoad cannot be written in TS (only "
@@ -251,13 +251,19 @@ def _header(design: Design, persistent: bool, work_tiles: Any) -> str:
              "schedules and tasks, and TaskManager checks them on a CPU.  The work methods are stubs: fill them",
              "with CuTe DSL code (TMA copies, MMAs, stores) to run the kernel.  `pgstudio import-ts` reads it back.",
              "",
-             "TS counts a CooperativeGroup's size in threads (arrivals) whatever its agent, so a group of two",
-             "warps is written CooperativeGroup(Agent.Warp, 64).",
+             "Every CooperativeGroup is written with Agent.Thread and its thread count (a group of two warps",
+             "is CooperativeGroup(Agent.Thread, 64)): TS's checks and TS's barrier initialisation read it alike.",
              '"""', "", *imports, "",
-             "# pgstudio reads these three names back; TS does not use them.  Loop bounds use the problem shape.",
+             "# pgstudio reads these names back; TS does not use them.  Loop bounds use the problem shape.",
              f"design_name = {lit(design.name)}", f"problem = {problem}"]
     if persistent:
         lines.append(f"num_work_tiles = {lit(work_tiles)}")
+    warps = warp_groups_text(design)
+    if warps:
+        table = ", ".join(f"{lit(name(k, 'warp group owner'))}: [{', '.join(lit(s) for s in v)}]"
+                          for k, v in warps.items())
+        lines += ["# The cooperative groups pgstudio counts in warps (each written above as its thread count).",
+                  f"{WARP_GROUPS} = {{{table}}}"]
     return "\n".join(lines)
 
 

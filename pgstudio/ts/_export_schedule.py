@@ -36,6 +36,16 @@ class _Shape:
     tail: list
     post: list
     tiles: Any = None  # the work-tile count of a persistent schedule
+    kept: bool = False  # the domain loop is the design's own one-iteration loop inside a tile loop
+
+    def bounds(self) -> str:
+        """The domain loop's bounds as the script writes them: a loop of the design that runs once
+        inside a tile loop is ``domain_loop(0, 1)``, which import keeps as a loop (``_convert``);
+        ``domain_loop(0, 1, 1)`` alone there only holds the tile's steps."""
+        if self.kept:
+            return "0, 1"
+        loop = self.loop
+        return ", ".join(bound(b).replace("{", "{{").replace("}", "}}") for b in (loop.start, loop.stop, loop.step))
 
 
 def _split_one_loop(nodes: tuple, where: str) -> tuple[list, Loop | None, list]:
@@ -62,12 +72,18 @@ def shape(schedule, where: str, persistent: bool) -> _Shape:
         raise refuse(f"{where} has no outer loop from 0 in steps of 1; a persistent TS design loops every task over "
                       f"its work tiles", "loop the task over the tiles: Loop(0, num_tiles, 1)")
     head, inner, tail = _split_one_loop(outer.body, where)
+    kept = inner is not None and not head and not tail and _runs_once(inner)
     if inner is None:
         inner, head, tail = Loop(0, 1, 1, tuple(head + tail)), [], []
     if any(isinstance(n, Loop) for n in inner.body):
         raise refuse(f"{where} nests loops three deep; TS has a work-tile loop and one domain loop",
                       "flatten the innermost loop")
-    return _Shape(pre, head, inner, tail, post, outer.stop)
+    return _Shape(pre, head, inner, tail, post, outer.stop, kept)
+
+
+def _runs_once(loop: Loop) -> bool:
+    ints = all(isinstance(b, int) and not isinstance(b, bool) for b in (loop.start, loop.stop, loop.step))
+    return ints and (loop.start, loop.stop, loop.step) == (0, 1, 1)
 
 
 @dataclass
@@ -175,8 +191,7 @@ def template(task, shape: _Shape, design: Design, persistent: bool, methods: dic
         indent = "        "
     lines += w.steps(shape.head, indent, where, uses)
     loop = shape.loop
-    bounds = ", ".join(bound(b).replace("{", "{{").replace("}", "}}") for b in (loop.start, loop.stop, loop.step))
-    lines.append(f"{indent}with domain_loop({bounds}):")  # braces doubled: the lines are format templates
+    lines.append(f"{indent}with domain_loop({shape.bounds()}):")  # braces doubled: the lines are format templates
     lines += w.steps(list(loop.body), indent + "    ", where, uses) or [f"{indent}    pass"]
     lines += w.steps(shape.tail, indent, where, uses)
     if persistent:

@@ -20,6 +20,7 @@ from ..errors import DesignError
 from ..model.group import PipelineGroup as ModelGroup
 from ..model.group import PipelineGroupMode
 from ..model.names import check_name
+from ._agents import explicit_in_warps
 from ._config import PipelineConfig
 from ._resource import _CREATED, MemoryResource, WorkQueue, to_model
 
@@ -67,14 +68,15 @@ class PipelineGroup:
         first = self.members[0].name
         return {m.name: first for m in self.members[1:]}
 
-    def to_model(self, resources: dict[str, Any] | None = None) -> ModelGroup:
-        """The checked model group; ``resources`` maps names to the design's model resources."""
+    def to_model(self, resources: dict[str, Any] | None = None, module: dict[str, Any] | None = None) -> ModelGroup:
+        """The checked model group; ``resources`` maps names to the design's model resources,
+        ``module`` is the script's globals (its ``warp_groups``, ``_agents.py``)."""
         if resources is None:
             aliases = self.member_aliases()
             resources = {m.name: to_model(m, produced=True, aliases=aliases.get(m.name)) for m in self.members}
         explicit = None
         if self.pipeline_config is not None:
-            explicit = self.pipeline_config.model
+            explicit = explicit_in_warps(self.pipeline_config.model, self.name, module or {})
         return ModelGroup(self.name, [resources[m.name] for m in self.members], self.mode, explicit)
 
     # -- what TS exposes -------------------------------------------------------------------

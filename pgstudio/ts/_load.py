@@ -80,6 +80,13 @@ def ts_imports() -> Iterator[None]:
         sys.modules.update(hidden)
 
 
+def _raised_in_pgstudio(exc: BaseException) -> bool:
+    """Whether the innermost frame of ``exc`` is pgstudio.ts's own code (a call form of TS that it
+    does not take), rather than the script's or a library's the script called."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    return bool(frames) and Path(frames[-1].filename).resolve().is_relative_to(Path(__file__).resolve().parent)
+
+
 def _script_line(exc: BaseException, path: str) -> str:
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == path]
     return f", line {frames[-1].lineno}" if frames else ""
@@ -114,9 +121,14 @@ def load(path: str | Path) -> Design:
                         code=exc.code) from exc
     except (SystemExit, KeyboardInterrupt):
         raise
-    except Exception as exc:  # the user's script failed: say where, in one line
-        raise DesignError(f"ts: running {filename} raised {type(exc).__name__}{_script_line(exc, filename)}: {exc}",
-                          code="ts.script", hint="fix the script (it runs once, under pgstudio.ts names)") from exc
+    except Exception as exc:  # say where, in one line, and whose failure it is
+        where = f"{type(exc).__name__}{_script_line(exc, filename)}: {exc}"
+        if _raised_in_pgstudio(exc):  # a TS call pgstudio.ts does not take: not the script's fault
+            raise DesignError(f"ts: pgstudio cannot build this yet: running {filename} raised {where}",
+                              code="ts.unsupported", hint="keep this part in TS, or tell pgstudio's maintainers "
+                              "which TS call it refused") from exc
+        raise DesignError(f"ts: running {filename} raised {where}", code="ts.script",
+                          hint="fix the script (it runs once, under pgstudio.ts names)") from exc
     finally:
         sys.argv = argv
         stop_capture(token)

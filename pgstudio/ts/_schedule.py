@@ -74,6 +74,12 @@ class TsLoop:
     end: Any
     step: Any
     body: list = field(default_factory=list)
+    num_bounds: int = 3  # how many bounds the script wrote: ``domain_loop(0, 1)`` keeps a one-iteration loop
+
+    @property
+    def kept(self) -> bool:
+        """Written ``domain_loop(start, end)``: a loop of its own even when it runs once (``_convert``)."""
+        return self.num_bounds == 2
 
 
 @dataclass(eq=False)
@@ -280,7 +286,7 @@ def domain_loop(*bounds: Any, unroll: int | None = None):
         raise ScheduleError(f"schedule {builder.name!r} has a second domain_loop(); TS allows one per schedule",
                             code="schedule.loop", hint="merge the two loops, or split the work into two tasks")
     builder.domain_loops += 1
-    return _loop(builder, TsLoop(start, end, step), "in_domain_loop", DomainLoopProxy())
+    return _loop(builder, TsLoop(start, end, step, num_bounds=len(bounds)), "in_domain_loop", DomainLoopProxy())
 
 
 class WorkTileLoopProxy:

@@ -32,7 +32,7 @@ SCRIPT_NAMES = frozenset({
     "dataclass", "Agent", "CooperativeGroup", "PipelineOp", "consumer_work", "domain_loop", "producer_work",
     "schedule", "work_tile_loop", "PipelineGroupMode", "TileSchedulerType", "SmemAllocation", "SmemAllocator",
     "PipelineGroup", "MemoryResource", "PipelineConfig", "TaskLocalVariable", "TileSchedulerConfig", "WorkQueue",
-    "Task", "TaskManager", "design_name", "problem", "num_work_tiles", "PgResource", "tasks",
+    "Task", "TaskManager", "design_name", "problem", "num_work_tiles", "warp_groups", "PgResource", "tasks",
     "resource_dependency_graph", "smem_allocator", "task_manager", "resource", "stage_info", "self", "cutlass",
 })
 #: Builtins the script (or TS while it runs the script's classes) calls: a name may not shadow one.

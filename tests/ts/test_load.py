@@ -131,3 +131,48 @@ def test_export_refuses_two_loops_side_by_side_and_an_invalid_design():
     broken = design.with_task(Task.unchecked("store", 4, 4, task.src_resources, task.dst_resources, read_only))
     with pytest.raises(DesignError, match="export writes designs TS accepts"):
         to_ts(broken)
+
+
+def test_a_failure_inside_pgstudio_ts_is_not_blamed_on_the_script(tmp_path):
+    script = _write(tmp_path, IMPORTS + "\nfrom cutlass.experimental.task_scheduling.resources import PipelineConfig\n"
+                    "one = CooperativeGroup(Agent.Thread, 1)\n"
+                    "PipelineConfig.create_tma_umma_pipeline_cfg(2, 1024, one, one, mcast_mode_mn=5)\n")
+    with pytest.raises(DesignError, match="pgstudio cannot build this yet: running .*line 4") as err:
+        load(script)
+    assert err.value.code == "ts.unsupported" and "fix the script" not in str(err.value)
+    bad = _write(tmp_path, IMPORTS + "\nx = 1 / 0\n", "bad.py")  # the script's own error says so
+    with pytest.raises(DesignError, match="ZeroDivisionError, line 2") as err:
+        load(bad)
+    assert err.value.code == "ts.script" and "fix the script" in str(err.value)
+
+
+def _reloop(design, task, nodes):
+    tasks = [dataclasses.replace(t, schedule=CapturedSchedule(t.schedule.name, nodes(t.schedule.nodes[0])))
+             if t.name == task else t for t in design.tasks]
+    return design.replace(tasks=tasks)
+
+
+@pytest.mark.parametrize("task", ["epilogue", "load_r"])
+def test_a_one_iteration_loop_inside_the_tile_loop_comes_back(task, tmp_path):
+    base = examples.merge_gemm_resadd(m=256, n=256, k=64)
+    design = _reloop(base, task, lambda lp: (Loop(0, "num_tiles", 1, (Loop(0, 1, 1, lp.body),)),))
+    script = _write(tmp_path, to_ts(design))
+    assert "with domain_loop(0, 1):" in script.read_text()  # the spelling import keeps as a loop
+    assert load(script).to_json() == design.to_json() != base.to_json()
+    # The tile's steps alone (TS's domain_loop(0, 1, 1) idiom) come back without a loop of their own.
+    plain = _write(tmp_path, to_ts(base), "plain.py")
+    assert "with domain_loop(0, 1):" not in plain.read_text() and load(plain).to_json() == base.to_json()
+
+
+def test_warp_groups_keep_pgstudios_agent_and_are_checked(tmp_path):
+    design = examples.merge_copy(num_elements=4 * 2048)
+    text = to_ts(design)
+    assert 'warp_groups = {"smem_a": ["consumer"], "smem_b": ["consumer"]}' in text
+    assert "consumer_group=CooperativeGroup(Agent.Thread, 128)" in text
+    assert load(_write(tmp_path, text)).resources[2].pipeline_config.consumer_group.agent.value == "Warp"
+    gone = load(_write(tmp_path, text.replace('warp_groups = {"smem_a": ["consumer"], "smem_b": ["consumer"]}', ""),
+                       "threads.py"))
+    assert str(gone.resources[2].pipeline_config.consumer_group) == "128 threads"  # the same arrivals
+    bad = text.replace('"smem_b": ["consumer"]', '"smem_b": ["producer"]')  # a TMA producer of one thread
+    with pytest.raises(DesignError, match="counts 'smem_b''s producer group in warps, but it has 1 threads"):
+        load(_write(tmp_path, bad, "bad.py"))

@@ -59,9 +59,12 @@ def test_a_bad_value_raises_pgstudios_rule_at_the_factory():
         PC.create_clc_fetch_async_pipeline_cfg(1, 16, ONE, ONE, None)
 
 
-def test_a_cooperative_groups_size_is_its_arrivals_as_in_ts():
-    assert ts.CooperativeGroup(ts.Agent.Warp, 64).to_model("x") == ModelGroup(ModelAgent.Warp, 2)
-    assert ts.CooperativeGroup(ts.Agent.Warp, 4).to_model("x") == ModelGroup(ModelAgent.Thread, 4)
+def test_a_cooperative_group_counts_what_ts_initialises_its_barrier_with():
+    """TS's barrier initialisation: Thread n is n arrivals, Warp n is 32n (test_ts_barrier_init
+    reads it from TS itself)."""
+    assert ts.CooperativeGroup(ts.Agent.Warp, 4).to_model("x") == ModelGroup(ModelAgent.Warp, 4)
+    assert ts.CooperativeGroup(ts.Agent.Warp, 4).to_model("x").num_threads == 128
+    assert ts.CooperativeGroup(ts.Agent.Warp, 2).to_model("x").num_threads == 64
     assert ts.CooperativeGroup(ts.Agent.Thread, 96).to_model("x") == ModelGroup(ModelAgent.Thread, 96)
     with pytest.raises(DesignError, match=r"CooperativeGroup\(Agent.ThreadBlock, ...\) cannot be modelled yet"):
         ts.CooperativeGroup(ts.Agent.ThreadBlock, 1).to_model("x")

@@ -217,7 +217,7 @@ def test_random_groups_agree_with_ts_except_the_known_differences():
 
 
 def _facade_result(spec: Spec, tag: str):
-    """The same group through pgstudio.ts, which reads a CooperativeGroup's size as TS does."""
+    """The same group through pgstudio.ts, TS's names: arrivals of its collapsed and many sides."""
     from pgstudio import ts as pts
     members = []
     for i, m in enumerate(spec.members):
@@ -236,20 +236,50 @@ def _facade_result(spec: Spec, tag: str):
     return ("accept", {"collapsed": merged.collapsed_threads, "many": merged.many_threads})
 
 
-def test_pgstudio_ts_counts_cooperative_groups_as_ts_does():
-    """The agent_sizes row is pgstudio's model (a Warp group counts warps); pgstudio.ts reads TS's
-    sizes as TS does (arrivals), so on exactly those groups it agrees with TS."""
+def _ts_initialised(spec: Spec, tag: str):
+    """TS's group: the arrivals its barrier initialisation counts for the merged sides
+    (``cutlass.pipeline``'s thread-arrive count of the merged cooperative groups)."""
+    from cutlass.pipeline.helpers import _get_thread_arrive_count
+    got = ts_group(tag, list(spec.members), spec.mode)
+    if isinstance(got, Exception):
+        return ("reject", str(got))
+    cfg = got.pipeline_config
+    producer, consumer = (_get_thread_arrive_count(g) for g in (cfg.producer_group, cfg.consumer_group))
+    collapsed, many = (producer, consumer) if spec.mode == "Fork" else (consumer, producer)
+    return ("accept", {"collapsed": collapsed, "many": many})
+
+
+def _mixed_agents(spec: Spec) -> bool:
+    """Members whose groups on one side mix Thread and Warp: TS's checks compare, and its merge
+    sums, raw sizes there (``Warp 2`` and ``Thread 64`` differ, ``Warp 1 + Thread 32`` is 33)."""
+    return any(len({getattr(m, side)[0] for m in spec.members}) > 1 for side in ("producer", "consumer"))
+
+
+N_FACADE = 3000
+
+
+def test_pgstudio_ts_counts_warp_groups_as_ts_initialises_them():
+    """pgstudio.ts reads ``CooperativeGroup(Agent.Warp, n)`` as the 32n arrivals TS's barrier
+    initialisation counts: over the groups where agent sizes are the only known difference, it
+    agrees with TS's initialised counts, except where one side mixes Thread and Warp members
+    (``mixed_agents``, a row of the table: TS compares and sums raw sizes there)."""
     rng = random.Random(16)
-    checked = 0
-    for i in range(N_GROUPS):
+    checked, warp_kind, mixed = 0, [], 0
+    for i in range(N_FACADE):
         spec = random_spec(rng)
         rows = [d.name for d in DIFFERENCES if d.applies(spec)]
         if rows != ["agent_sizes"] or spec.explicit is not None:
             continue
-        ts = ts_result(spec, f"t{i}")
-        mine = _facade_result(spec, f"t{i}")
-        assert mine[0] == ts[0], (spec, mine, ts)
-        if ts[0] == "accept":
-            assert mine[1] == {"collapsed": ts[1]["collapsed"], "many": ts[1]["many"]}, (spec, mine, ts)
         checked += 1
-    assert checked >= 20
+        ts, mine = _ts_initialised(spec, f"t{i}"), _facade_result(spec, f"t{i}")
+        if agree(mine, ts):
+            continue
+        if _mixed_agents(spec):
+            mixed += 1
+            # TS refuses what pgstudio.ts accepts, or TS's summed side counts raw sizes.
+            assert mine[0] == "accept", (spec, mine, ts)
+        else:
+            warp_kind.append((spec, mine, ts))
+    assert checked >= 100, checked
+    assert not warp_kind, f"{len(warp_kind)} of {checked} groups count Warp groups otherwise than TS, e.g. {warp_kind[0]}"
+    assert mixed >= 5, f"the mixed_agents row differs on only {mixed} groups"

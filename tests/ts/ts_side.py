@@ -52,8 +52,7 @@ def ts_config(m: Member, explicit_bytes: int | None = None) -> Any:
     kwargs: dict[str, Any] = dict(num_stages=m.stages, producer_group=cg(m.producer), consumer_group=cg(m.consumer))
     if m.ptype.producer_kind.value == "tma":
         kwargs["num_bytes"] = m.nbytes if explicit_bytes is None else explicit_bytes
-    if m.ptype is not PipelineType.TmaAsync:
-        kwargs["cta_layout_vmnk"] = None
+    kwargs["cta_layout_vmnk"] = (1, 1, 1, 1)  # one CTA, as an exported script writes it
     return factory(**kwargs)
 
 
@@ -77,9 +76,23 @@ def ts_view(group: Any) -> dict:
             "type": cfg.pipeline_type.value}
 
 
-def run_ts_script(path: str) -> dict[str, Any]:
+def run_ts_script(path: str, exhaustive: bool = True) -> dict[str, Any]:
     """Run a TS script with TS (in this process) and return its module globals; what it prints
-    and TS's warnings (its checker's state-limit notes) are kept out of the test output."""
+    and TS's warnings (its checker's state-limit notes) are kept out of the test output.
+    ``exhaustive=False``: TS's TaskManager runs its structural checks but not its exhaustive
+    interleaving checker (the slow part, for tests that run hundreds of scripts)."""
+    from cutlass.experimental.task_scheduling import task_manager
+
+    init = task_manager.TaskManager.__init__
+
+    def without_checker(self: Any, *args: Any, **kwargs: Any) -> None:
+        init(self, *args, **{**kwargs, "exhaustive_deadlock_race_check": False})
+
     with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
         warnings.simplefilter("ignore")
-        return runpy.run_path(path, run_name="__main__")
+        if not exhaustive:
+            task_manager.TaskManager.__init__ = without_checker
+        try:
+            return runpy.run_path(path, run_name="__main__")
+        finally:
+            task_manager.TaskManager.__init__ = init
