@@ -21,12 +21,13 @@ from ..model.group_rules import check_group
 from ..model.kinds import OpKind
 from ..model.names import name_problem, suggest_name
 from ..model.problem import count_problem
-from ..model.protocol import SIGNALLER_WHY, expected_threads
+from ..model.protocol import SIGNALLER_WHY, PipelineGroupMode, expected_threads
 from ..model.resource import COMPUTE_OPS, DTYPES, Memory
 from ..model.schedule import Loop
 from ..model.schedule_rules import check_schedule
 from ..model.targets import ARCHES
 from ..model.task import MAX_WARPS, warp_overlaps
+from .build.fixes import free_warps
 from .build.rules import known_targets, per_target, rule_codegen
 from .expr import compute_exprs
 from .layout import barrier_layout, smem_layout
@@ -129,9 +130,13 @@ def rule_tasks(d: Design) -> Iterator[Diagnostic]:
         free = _free_warps(d, t)
         where = (f"move {t.name!r} to warps starting at {free}" if free is not None else
                  f"no {t.num_warps} free warps are left in the block: give {t.name!r} or another task fewer warps")
+        moves = []  # either task may be the one that slipped: each to the first free warps, or
+        for x in (t, d.task(o.owner)):  # the first free warpgroup (what an MMA task needs)
+            for start in dict.fromkeys((_free_warps(d, x), free_warps(d, x.name, x.num_warps, one_warpgroup=False))):
+                if start is not None and start != x.warp_idx and start + x.num_warps <= MAX_WARPS:
+                    moves.append(fix(f"move task {x.name} to warp {start}", "set_task", x.name, warp_idx=start))
         yield error("task.warps", f"tasks {o.owner!r} and {t.name!r} both use warp {o.warp}; warp ranges must not overlap",
-                    (o.owner, t.name), where,
-                    [fix(f"move task {t.name} to warp {free}", "set_task", t.name, warp_idx=free)] if free is not None else [])
+                    (o.owner, t.name), where, moves)
     for t in d.tasks:
         for r in (*t.src_resources, *t.dst_resources):
             if not d.has_resource(r):
@@ -201,13 +206,30 @@ def rule_collapsed_task(d: Design) -> Iterator[Diagnostic]:
     """The collapsed side of a group is driven by one task (that is why it can share a barrier)."""
     for g in d.groups:
         side = g.mode.collapsed_side
-        tasks = {t.name for m in g.member_names for t in (d.producers(m) if side == "producer" else d.consumers(m))}
+        tasks = _side_tasks(d, g, side)
         if len(tasks) > 1:
+            verb = "produce" if side == "producer" else "consume"
+            into = tasks[0]
+            others = tuple(t for t in tasks if t != into)
+            members = " and ".join(g.member_names)
+            fixes = [fix(f"let task {into} {verb} {members} (task{'s' if len(others) > 1 else ''} "
+                         f"{', '.join(others)} merged into it)", "merge_tasks", into, others)]
+            for mode in PipelineGroupMode:
+                one = _side_tasks(d, g, mode.collapsed_side)
+                if mode is not g.mode and len(one) <= 1:
+                    fixes.append(fix(f"make group {g.name} a {mode} (one task, {', '.join(one) or 'none'}, drives its "
+                                     f"{mode.collapsed_side} side)", "set_group", g.name, mode=mode.value))
             yield error("group.collapsed_task",
                         f"group {g.name!r} ({g.mode}) shares its {side} barrier, but its members' {side}s are tasks "
                         f"{', '.join(map(repr, sorted(tasks)))}; one task must drive the collapsed side",
                         (g.name, *sorted(tasks)),
-                        f"let one task {'produce' if side == 'producer' else 'consume'} every member, or drop the group")
+                        f"let one task {verb} every member, or use a mode whose shared side one task drives", fixes)
+
+
+def _side_tasks(d: Design, g, side) -> list[str]:
+    """The tasks on ``side`` of ``g``'s members, in member order."""
+    found = [t.name for m in g.member_names for t in (d.producers(m) if side == "producer" else d.consumers(m))]
+    return list(dict.fromkeys(found))
 
 
 def rule_arrive_counts(d: Design) -> Iterator[Diagnostic]:

@@ -1,5 +1,9 @@
 """``validate(design)``: run the rule table, optionally the exhaustive checker -> Report;
-``require_valid(design, arch)``: what the code generators check before they build."""
+``require_valid(design, arch)``: what the code generators check before they build.
+
+Every rule runs in one pass -- the ``codegen.*`` rules too, on a design that earlier rules find
+errors in -- so a user sees every problem at once, ordered by cause (``causes.order_by_cause``):
+the root first with its fix, what follows from it under it."""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ from ..errors import DesignError
 from ..model.design import Design
 from ..model.diagnostic import Diagnostic, error
 from .build.planned import design_error
+from .causes import order_by_cause
 from .check import check
 from .diagnostics import Report
 from .rules import RULES
@@ -15,19 +20,22 @@ from .rules import RULES
 def diagnostics(design: Design) -> list[Diagnostic]:
     out: list[Diagnostic] = []
     for spec in RULES:
-        if spec.needs_consistent and any(d.is_error for d in out):
-            continue
+        broken = spec.needs_consistent and any(d.is_error for d in out)
         try:
             out.extend(spec.check(design))
         except DesignError as exc:  # a rule tripped over a broken design: report, never crash
-            out.append(error(exc.code or spec.code, exc.message, (), exc.hint))
+            if not broken:
+                out.append(error(exc.code or spec.code, exc.message, (), exc.hint))
+        except Exception:  # noqa: BLE001 -- a rule that reads a consistent design, on one the
+            if not broken:  # earlier rules found errors in: those errors say what is wrong
+                raise
     seen = set()
     unique = []
     for d in out:
         if d not in seen:
             seen.add(d)
             unique.append(d)
-    return unique
+    return order_by_cause(design, unique)
 
 
 def validate(design: Design, *, checker: bool = False, iterations: int = 4) -> Report:

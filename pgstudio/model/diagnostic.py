@@ -44,7 +44,9 @@ class Fix:
 class Diagnostic:
     """One finding: a stable ``code``, a ``message`` quoting names and values, the design
     elements it is about (``where``: resource / group / task names), a ``hint`` saying how to
-    fix it and, when the fix is mechanical, the ``fixes`` that do it."""
+    fix it and, when the fix is mechanical, the ``fixes`` that do it.  ``caused_by`` is the
+    ``key`` of the finding this one follows from (fixing that one removes it), or empty for a
+    root cause (``analysis.causes``)."""
 
     code: str
     severity: Severity
@@ -52,6 +54,12 @@ class Diagnostic:
     where: tuple[str, ...] = ()
     hint: str = ""
     fixes: tuple[Fix, ...] = ()
+    caused_by: tuple = ()
+
+    @property
+    def key(self) -> tuple[str, tuple[str, ...]]:
+        """``(code, where)``: what the finding is about, whatever its numbers say."""
+        return (self.code, self.where)
 
     @property
     def is_error(self) -> bool:
@@ -59,7 +67,8 @@ class Diagnostic:
 
     def __str__(self) -> str:
         text = f"{self.severity} [{self.code}] {self.message}"
-        return f"{text} (fix: {self.hint})" if self.hint else text
+        text = f"{text} (fix: {self.hint})" if self.hint else text
+        return f"{text} (follows from [{self.caused_by[0]}])" if self.caused_by else text
 
 
 def error(code: str, message: str, where: Iterable[str] = (), hint: str = "", fixes: Iterable[Fix] = ()) -> Diagnostic:
@@ -75,7 +84,7 @@ def with_fixes(diag: Diagnostic, fixes: Iterable[Fix]) -> Diagnostic:
     extra = tuple(fixes)
     if not extra:
         return diag
-    return Diagnostic(diag.code, diag.severity, diag.message, diag.where, diag.hint, diag.fixes + extra)
+    return Diagnostic(diag.code, diag.severity, diag.message, diag.where, diag.hint, diag.fixes + extra, diag.caused_by)
 
 
 def fix(label: str, edit: str, *args: Any, **kwargs: Any) -> Fix:

@@ -325,6 +325,18 @@ def set_task(d: Design, name: str, *, new_name: str | None = None, warp_idx: Any
     return d.replace(tasks=[task if x.name == name else x for x in d.tasks])
 
 
+def merge_tasks(d: Design, into: str, others: Iterable[str]) -> Design:
+    """Task ``into`` takes over the resources of ``others`` (which go): one task then drives what
+    they drove, on ``into``'s warps, with a derived schedule covering all of it."""
+    t = d.task(into)
+    gone = [d.task(n) for n in others if n != into]
+    src = list(dict.fromkeys([*t.src_resources, *(r for g in gone for r in g.src_resources)]))
+    dst = list(dict.fromkeys([*t.dst_resources, *(r for g in gone for r in g.dst_resources)]))
+    for g in gone:
+        d = d.without_task(g.name)
+    return d.with_task(Task.unchecked(t.name, t.warp_idx, t.num_warps, src, dst, None))
+
+
 def remove_task(d: Design, name: str) -> Design:
     d.task(name)
     return d.without_task(name)
@@ -490,7 +502,7 @@ def retile_gemm(d: Design, bm: int, bn: int, bk: int, spaces: Iterable[tuple[str
     return d
 
 
-FIX_EDITS = {f.__name__: f for f in (set_resource, set_resources, set_group, set_task, remove_edge,
+FIX_EDITS = {f.__name__: f for f in (set_resource, set_resources, set_group, set_task, merge_tasks, remove_edge,
                                      use_derived_schedule, update_problem, retile_gemm, set_stage_bytes)}
 
 

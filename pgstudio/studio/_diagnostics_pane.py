@@ -2,6 +2,10 @@
 the element it is about in the dependency graph, and a diagnostic whose fix is mechanical carries
 it as data (``Diagnostic.fixes``), shown here as one button per fix.
 
+Rows come ordered by cause (``analysis.causes``): a root cause first, with its fix, and the
+findings that follow from it indented under it, each saying which one it follows from -- fix the
+root and they go with it.
+
 The pane is a collapsible box of bounded height, so a broken design with many findings never
 pushes the editors out of view."""
 
@@ -20,12 +24,23 @@ MAX_FIXES = 3
 MARK = {"error": "✖", "warning": "▲", "info": "ℹ"}
 
 
-def diagnostic_html(d: Any) -> str:
+#: How far a consequence is indented under its root.
+INDENT = "28px"
+
+
+def diagnostic_html(d: Any, follows: int = 0) -> str:
+    """One row; ``follows``: how many findings below follow from this one."""
     sev = str(d.severity)
     where = f" <span class='pg-where'>({escape(', '.join(d.where))})</span>" if d.where else ""
     fix = f"<br><span class='pg-fix'>fix: {escape(d.hint)}</span>" if d.hint else ""
+    if d.caused_by:
+        return (f"<div class='pg-diag pg-{sev} pg-consequence' style='opacity: 0.85'>"
+                f"<span class='pg-note'>↳ follows from <code>{escape(d.caused_by[0])}</code> above:</span> "
+                f"<code>{escape(d.code)}</code> {escape(d.message)}{where}</div>")
+    cause = (f" <span class='pg-note'>(root cause of the {follows} below)</span>" if follows > 1 else
+             " <span class='pg-note'>(root cause of the one below)</span>" if follows else "")
     return (f"<div class='pg-diag pg-{sev}'>{MARK.get(sev, '')} <code>{escape(d.code)}</code> "
-            f"{escape(d.message)}{where}{fix}</div>")
+            f"{escape(d.message)}{where}{cause}{fix}</div>")
 
 
 class _Row:
@@ -44,9 +59,9 @@ class _Row:
         self.widget = W.HBox([self.show, W.VBox([self.text, self.fixes], layout=W.Layout(width="100%"))],
                              layout=W.Layout(align_items="flex-start"))
 
-    def set(self, diag: Any) -> None:
+    def set(self, diag: Any, follows: int = 0) -> None:
         self.diag = diag
-        self.text.value = diagnostic_html(diag)
+        self.text.value = diagnostic_html(diag, follows)
         self.show.disabled = not diag.where
         for i, b in enumerate(self.fix_buttons):
             if i < len(diag.fixes):
@@ -56,6 +71,7 @@ class _Row:
             else:
                 b.layout.display = "none"
         self.fixes.layout.display = None if diag.fixes else "none"
+        self.widget.layout.margin = f"0 0 0 {INDENT}" if diag.caused_by else "0"
         self.widget.layout.display = None
 
 
@@ -95,14 +111,21 @@ class DiagnosticsPane:
         else:
             errors = sum(1 for d in diags if d.is_error)
             fixable = sum(1 for d in diags if d.fixes)
-            extra = f" <span class='pg-note'>({fixable} with a one-click fix)</span>" if fixable else ""
+            roots = sum(1 for d in diags if d.is_error and not d.caused_by)
+            notes = ([f"{roots} root cause{'s' if roots != 1 else ''}"] if roots < errors else []) + \
+                ([f"{fixable} with a one-click fix"] if fixable else [])
+            extra = f" <span class='pg-note'>({', '.join(notes)})</span>" if notes else ""
             self.head.value = (f"<div class='pg-section'>Diagnostics: <span class='{'pg-bad' if errors else 'pg-warn'}'>"
                                f"{escape(snapshot.status())}</span>{extra}</div>")
         shown = diags[:MAX_ROWS]
         while len(self.rows) < len(shown):
             self.rows.append(_Row(self))
+        follows: dict = {}
+        for d in diags:
+            if d.caused_by:
+                follows[d.caused_by] = follows.get(d.caused_by, 0) + 1
         for r, d in zip(self.rows, shown):
-            r.set(d)
+            r.set(d, 0 if d.caused_by else follows.get(d.key, 0))
         for r in self.rows[len(shown):]:
             r.widget.layout.display = "none"
             r.diag = None

@@ -17,6 +17,7 @@ from html import escape
 from typing import Any, Callable
 
 from ..analysis.check import check
+from ..analysis.converge import offered
 from ..analysis.layout import barrier_layout, smem_layout
 from ..analysis.predict import prediction
 from ..analysis.simulate import simulate
@@ -82,15 +83,18 @@ def guarded(fn: Callable[[], str]) -> str:
 class Snapshot:
     """Analysis of one design for the studio's panes; see the module docstring."""
 
-    def __init__(self, design: Design, iterations: int = 2) -> None:
+    def __init__(self, design: Design, iterations: int = 2, last_valid: Design | None = None) -> None:
         self.design = design
         self.iterations = iterations
+        self.last_valid = last_valid  # the studio's last valid design: fixes back to it come first
         self._graphs: dict[str | None, Future] = {}
 
     # -- always computed (cheap, standard library) ----------------------------------------
     @cached_property
     def report(self) -> Any:
-        return validate(self.design)
+        """Every diagnostic, root causes first, with the fixes that converge (tried on the design,
+        the ones back to the last valid design's values first: ``analysis.converge``)."""
+        return offered(self.design, validate(self.design), self.last_valid)
 
     @property
     def diagnostics(self) -> tuple:
@@ -135,7 +139,7 @@ class Snapshot:
             return f"barrier layout unavailable: {exc}"
         saved = twin - mine
         text = f"{mine} barriers ({mine * 8} B); ungrouped {twin}"
-        if saved > 0:
+        if saved > 0 and self.report.ok:  # a saving of a design with errors is no saving yet
             text += f"; grouping saves {saved} ({saved * 8} B)"
         return text
 

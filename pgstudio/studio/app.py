@@ -80,6 +80,7 @@ class Studio:
             pass
         self._history = History(start)
         self._snapshot: Snapshot | None = None
+        self._last_valid: Design | None = None  # the last design shown valid: one-click fixes lead back to it
 
         self.title = W.HTML()
         self.status = W.HTML()
@@ -364,8 +365,10 @@ class Studio:
         self.redo_button.disabled = not self._history.can_redo
 
     def _redraw(self, everything: bool | None = None) -> None:
-        snap = Snapshot(self.design, self.iterations)
+        snap = Snapshot(self.design, self.iterations, last_valid=self._last_valid)
         self._snapshot = snap
+        if snap.report.ok:
+            self._last_valid = self.design
         if snap.report.ok and not snap.report.warnings:
             badge = "<span class='pg-ok'>✔ valid</span>"
         else:

@@ -24,7 +24,7 @@ FIXED = [c for c in CASES if any(d.fixes for d in c[2](c[1]()).validate().errors
 def test_many_rules_carry_a_fix():
     assert {c[3] for c in FIXED} >= {"config.arrive_count", "group.num_stages", "group.collapsed_kind",
                                       "group.collapsed_size", "task.warps", "schedule.collapsed_member",
-                                      "graph.edge_unrealised"}
+                                      "graph.edge_unrealised", "group.collapsed_task"}
 
 
 @pytest.mark.parametrize("case_id,base,mutate,code,phrases", FIXED, ids=[c[0] for c in FIXED])

@@ -98,7 +98,8 @@ def test_a_run_in_jupyter_is_told_from_stale_outputs(tmp_path):
     for words in ("saved after a run in Jupyter", "widget views in cell", "widget state", "Python's version",
                   "execution counts"):
         assert words in said
-    if _head_version("00_studio") is not None:
+    head = _head_version("00_studio")
+    if head is not None and builder().outline(tidy(head)) == builder().outline(nb):  # the file is as committed
         assert "git checkout notebooks/00_studio.ipynb" in said  # only a run differs: not stale
         first.outputs[0].data["text/plain"] = "pgstudio studio: something else"
         assert "run `make notebooks`" in ran_it("00_studio", ran)  # the content differs too: stale

@@ -263,8 +263,9 @@ class Checks:
             self.out.append(error("codegen.mma_warpgroup", f"task {mma.name!r} runs the tensor cores on warps "
                                   f"{mma.warp_idx}..{mma.warp_idx + mma.num_warps - 1}; an MMA task is whole "
                                   "warpgroups: 4 warps starting at a warp index divisible by 4", (mma.name,),
-                                  f"give {mma.name!r} warp_idx={mma.warp_idx // 4 * 4 + (4 if mma.warp_idx % 4 else 0)} "
-                                  "and num_warps 4 or 8",
+                                  f"give {mma.name!r} warps {start}..{start + n - 1} (warp_idx={start}, num_warps={n})"
+                                  if start is not None else f"give {mma.name!r} num_warps 4 or 8 at a warp index "
+                                  "divisible by 4, after freeing warps for it",
                                   [fixes.move_task(mma.name, start, n)] if start is not None else []))
             return None
         n_wg = mma.num_warps // 4

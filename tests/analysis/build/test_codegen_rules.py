@@ -183,7 +183,8 @@ CASES = [
         *lp.body, Step("mma", "gmem_d", "bare", None, ()))),)), "mma", dst_resources=("tmem_c", "gmem_d")),
      "codegen.mma_target", ["gmem_d.mma() accumulates into 'gmem_d', but the accumulator is 'tmem_c'"]),
     ("mma_warpgroup", gemm, lambda d: retask(d, "mma", warp_idx=14),
-     "codegen.mma_warpgroup", ["task 'mma' runs the tensor cores on warps 14..21", "warp_idx=16"]),
+     "codegen.mma_warpgroup", ["task 'mma' runs the tensor cores on warps 14..21",
+                                "give 'mma' warps 4..11 (warp_idx=4, num_warps=8)"]),  # what its button does
     ("accumulator_registers", gemm, lambda d: gemm(bm=256, bn=256, num_stages=1),
      "codegen.accumulator_registers", ["each MMA thread of 'mma' would hold 256 fp32 accumulators (256x256 over 2 "
                                        "warpgroup(s)); at most 128 fit"]),

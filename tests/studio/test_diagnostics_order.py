@@ -1,0 +1,62 @@
+"""The diagnostics pane shows the root cause first with its fix and what follows from it indented
+under it; its first button leads back to the last valid design; the status line claims no barrier
+saving for a design with errors (headless: widget values and button clicks, no browser)."""
+
+from __future__ import annotations
+
+import pytest
+
+from pgstudio import examples
+
+pytest.importorskip("ipywidgets")
+from pgstudio.studio import Studio  # noqa: E402
+
+
+def button(studio, label):
+    for row in studio.diagnostics.rows:
+        if row.diag is not None:
+            for b, fx in zip(row.fix_buttons, row.diag.fixes):
+                if fx.label == label:
+                    return b
+    raise AssertionError(f"no fix button {label!r}; have {studio.diagnostics.fix_labels}")
+
+
+def fork_on_gemm(tmp_path):
+    s = Studio(examples.merge_gemm(), folder=tmp_path, debounce=0)
+    groups = s.editors["groups"]
+    groups.select("ab")
+    groups.mode.value = "Fork"
+    return s
+
+
+def test_fork_on_the_gemm_shows_the_collapsed_task_first_and_its_echoes_under_it(tmp_path):
+    s = fork_on_gemm(tmp_path)
+    rows = [r for r in s.diagnostics.rows if r.diag is not None]
+    texts = s.diagnostics.texts
+    assert "group.collapsed_task" in texts[0] and "root cause of the 4 below" in texts[0]
+    assert all("follows from <code>group.collapsed_task</code>" in t for t in texts[1:]) and len(texts) == 5
+    assert rows[0].widget.layout.margin == "0" and all(r.widget.layout.margin == "0 0 0 28px" for r in rows[1:])
+    assert "1 root cause" in s.diagnostics.head.value
+    assert s.diagnostics.fix_labels[0] == "set group ab's mode back to Merge"  # the top button: the way back
+    assert "grouping saves" not in s.status.value  # no saving is claimed for a design with errors
+
+
+def test_the_fork_fix_keeps_the_fork(tmp_path):
+    s = fork_on_gemm(tmp_path)
+    button(s, "let task load_a produce smem_a and smem_b (task load_b merged into it)").click()
+    assert s.report.ok, str(s.report)
+    assert s.design.group("ab").mode.value == "Fork" and not any(t.name == "load_b" for t in s.design.tasks)
+    assert "grouping saves" in s.status.value
+
+
+def test_a_warp_slip_is_put_back_by_the_first_button(tmp_path):
+    s = Studio(examples.merge_gemm(), folder=tmp_path, debounce=0)
+    tasks = s.editors["tasks"]
+    tasks.select("mma")
+    tasks.warp_idx.value = 2
+    assert s.report.codes() == ["task.warps", "codegen.mma_warpgroup"]  # one pass: the generator's rule too
+    first = s.diagnostics.fix_labels[0]
+    assert first == "move task mma back to warp 4"
+    button(s, first).click()
+    assert s.report.ok and s.design.task("mma").warp_idx == 4
+    assert s.design.task("epilogue").warp_idx == 2  # what the user did not touch stays
