@@ -26,11 +26,14 @@ from hypothesis import strategies as st
 from gemm_designs import BUILDERS as GEMM_BUILDERS
 from pgstudio import examples
 from pgstudio.codegen import emit
+from pgstudio.codegen.kernel import GENERATED_WORDS, RENAMED_PREFIX
 from pgstudio.errors import DesignError
 from pgstudio.model.config import CooperativeGroup
 from pgstudio.model.design import Design
 from pgstudio.model.group import PipelineGroup, PipelineGroupMode
 from pgstudio.model.kinds import Agent, AsyncProducerOp
+from pgstudio.model.names import ALTERNATIVE_TOKENS, CPP_KEYWORDS, CUDA_MACROS, name_problem
+from pgstudio.model.problem import INTEGER_KEYS
 from pgstudio.model.resource import Compute, Memory
 from pgstudio.model.targets import ARCHES
 from pgstudio.model.task import Task
@@ -172,6 +175,96 @@ def designs(draw) -> Design:
     return d
 
 
+# -- the edges: names, literals and counts where they meet C++ --------------------------------------
+
+EDGE_EXAMPLES = int(os.environ.get("PGSTUDIO_EDGE_EXAMPLES", "120"))
+EDGE_SETTINGS = settings(SETTINGS, max_examples=EDGE_EXAMPLES)
+#: Words no design element may be called: every C++ keyword and alternative token, the macros
+#: NVRTC's headers define (and members of their families), reserved forms, CUDA built-ins.
+CPP_WORDS = sorted(CPP_KEYWORDS | set(ALTERNATIVE_TOKENS) | CUDA_MACROS |
+                   {"CUDART_VERSION", "CUDA_IPC_HANDLE_SIZE", "NV_IS_DEVICE", "cudaStreamDefault", "_Bool", "_Pragma",
+                    "threadIdx", "gridDim", "float4", "dim3"})
+#: Words the generated code uses that a design may take (renamed in the streaming kernel, behind a
+#: prefix in the GEMM kernel), each paired with the name a careless renaming would give it.
+TAKEN = sorted(w for w in GENERATED_WORDS if name_problem(w) is None)
+PAIRS = ("{w}_", "{w}_", "g_{w}", "x_{w}", "s_{w}", "{w}0")
+#: Literals a float32 holds at the edges of its range, all in one expression (one source to compile).
+EDGE_OK = ("{a} * 3.4028235e38 - 1e-45f * {b} + 1.1754944e-38 - 340282346638528859811704183484516925440 * 0.0 "
+           "+ 16777217 + 7.1e-46")
+#: One step past the range, each alone: (text, what the error says).
+EDGE_BAD = (("{a} * 1e39", "outside the float32 range"), ("{a} - 3.4028236e38f", "outside the float32 range"),
+            ("{a} + 1e-46", "below the smallest float32"), ("{a} * 7e-46f", "below the smallest float32"),
+            ("{a} * 1" + "0" * 308, "(309 digits) is outside the float32 range"), ("{a} + 1e400", "not a finite"))
+
+
+def computed(d: Design):
+    """Resources whose value is an expression over their dependencies."""
+    return [r for r in d.resources if d.deps(r.name) and r.compute.op in ("copy", "store", "elementwise")]
+
+
+@st.composite
+def edge_edits(draw, d: Design) -> Design:
+    """One edit at an edge; a refusal the model makes at once is asserted here."""
+    kind = draw(st.sampled_from(("cpp_word", "pair", "pair", "literal", "literal", "literal_bad", "count")))
+    if kind == "cpp_word":  # refused where it is given, naming the word and the rule
+        word = draw(st.sampled_from(CPP_WORDS))
+        with pytest.raises(DesignError) as err:  # a file naming a resource so
+            renamed(d, draw(st.sampled_from(d.resources)).name, word)
+        assert f"name {word!r}" in str(err.value) and "reserved word" in str(err.value), str(err.value)
+        if d.tasks:  # a task, through the API
+            t = draw(st.sampled_from(d.tasks))
+            with pytest.raises(DesignError, match="reserved word"):
+                Task(word, t.warp_idx, t.num_warps)
+        return d
+    if kind == "pair":  # two names a careless renaming would make one: both kept, distinct
+        word = draw(st.sampled_from(TAKEN))
+        other = draw(st.sampled_from(PAIRS)).format(w=word)
+        if len(d.resources) < 2 or name_problem(other) or any(x.name in (word, other)
+                                                              for x in (*d.resources, *d.groups, *d.tasks)):
+            return d
+        kinds = [m for m in Memory if sum(r.memory is m for r in d.resources) >= 2]
+        if not kinds:
+            return d
+        memory = draw(st.sampled_from(kinds))  # two gmem pointers, or two smem buffers: declared side by side
+        first, second = draw(st.permutations([r for r in d.resources if r.memory is memory]))[:2]
+        return renamed(renamed(d, first.name, word), second.name, other)
+    if kind in ("literal", "literal_bad") and computed(d):
+        stored = [r for r in computed(d) if r.compute.op != "copy"]  # mostly outputs: the generators build those
+        r = draw(st.sampled_from(stored if stored and draw(st.integers(0, 3)) else computed(d)))
+        a, b = d.deps(r.name)[0], d.deps(r.name)[-1]
+        op = r.compute.op if r.compute.op != "copy" else "elementwise"
+        if kind == "literal":
+            return d.with_resource(dataclasses.replace(r, compute=Compute(op, EDGE_OK.format(a=a, b=b))))
+        text, why = draw(st.sampled_from(EDGE_BAD))
+        bad = d.with_resource(dataclasses.replace(r, compute=Compute(op, text.format(a=a))))
+        hits = [e for e in bad.validate().errors if e.code == "compute.expr" and why in e.message]
+        assert hits and all(len(e.message) < 400 for e in hits), [e.message for e in bad.validate().errors]
+        return bad
+    counts = [k for k, v in d.problem if k in INTEGER_KEYS and isinstance(v, int)]
+    if kind == "count" and counts:  # a count given as a float: a problem.integer error with its fix
+        key = draw(st.sampled_from(counts))
+        value = d.problem_dict[key]
+        bad = d.replace(problem=[(k, float(v) if k == key else v) for k, v in d.problem])
+        hits = [e for e in bad.validate().errors if e.code == "problem.integer"]
+        assert any(f"set {key}={value}" == e.hint and f"problem {key} is {float(value)!r}" in e.message
+                   for e in hits), [e.message for e in bad.validate().errors]
+        with pytest.raises(DesignError, match="expected an integer"):  # a bool is refused when it is given
+            d.replace(problem=[(k, True if k == key else v) for k, v in d.problem])
+        return bad
+    return d
+
+
+@st.composite
+def edge_designs(draw) -> Design:
+    d = draw(base_designs())
+    d = d.with_targets(*draw(st.sampled_from([ARCHES, ARCHES, ("sm_90a",)])))
+    for _ in range(draw(st.sampled_from((0, 0, 0, 1)))):  # mostly the canonical designs: most edges then compile
+        d = draw(edits(d))
+    for _ in range(draw(st.sampled_from((1, 1, 2)))):
+        d = draw(edge_edits(d))
+    return d
+
+
 # -- the property -----------------------------------------------------------------------------------
 
 def _compile(src):
@@ -190,15 +283,18 @@ def structure(src) -> tuple[str, str]:
     return src.arch, re.sub(r"\b\d+\b", "#", src.code)
 
 
-def test_zero_errors_means_emit_and_nvrtc_succeed_for_every_target():
+def holds(strategy, settings_, examples: int, label: str) -> tuple[Counter, list]:
+    """Draw ``examples`` designs from ``strategy``: validate and emit each one (a clean report
+    emits for every target, errors raise exactly themselves), then compile every distinct
+    structure of the valid ones with NVRTC; returns what was seen and the compiled sources."""
     t0 = time.perf_counter()
     exact = bool(os.environ.get("PGSTUDIO_BUILDABLE_EXACT"))
     chosen: dict = {}  # structure (or source key) -> (KernelSource, the design as JSON)
     keys: set[str] = set()
     seen = Counter()
 
-    @SETTINGS
-    @given(designs())
+    @settings_
+    @given(strategy)
     def check(design: Design) -> None:
         report = design.validate()  # never raises
         for arch in ARCHES:
@@ -228,10 +324,26 @@ def test_zero_errors_means_emit_and_nvrtc_succeed_for_every_target():
         results = dict(pool.map(_compile, todo))
     failed = {k: why for k, why in results.items() if why}
     kinds = Counter(f"{s.info['kind']} {s.arch}" for s in todo)
-    print(f"\n{EXAMPLES} designs drawn, validated and emitted in {drawn:.0f} s: {dict(sorted(seen.items()))}; "
+    print(f"\n{label}: {examples} designs drawn, validated and emitted in {drawn:.0f} s: {dict(sorted(seen.items()))}; "
           f"{len(keys)} distinct sources, {len(chosen)} compiled by NVRTC ({dict(sorted(kinds.items()))}) in "
           f"{time.perf_counter() - t1:.0f} s")
     by_key = {s.key: (s, text) for s, text in chosen.values()}
     assert not failed, "\n".join(f"{by_key[k][0].design} ({by_key[k][0].arch}): {why[:2000]}\n  design: {by_key[k][1]}"
                                  for k, why in list(failed.items())[:3])
+    return seen, todo
+
+
+def test_zero_errors_means_emit_and_nvrtc_succeed_for_every_target():
+    seen, _ = holds(designs(), SETTINGS, EXAMPLES, "random edits")
     assert min(seen[f"valid {kind} {arch}"] for kind in ("gemm", "stream") for arch in ARCHES) >= EXAMPLES // 20
+
+
+def test_names_literals_and_counts_at_the_edges_validate_only_when_they_compile():
+    seen, compiled = holds(edge_designs(), EDGE_SETTINGS, EDGE_EXAMPLES, "edges")
+    assert min(seen[f"valid {kind} {arch}"] for kind in ("gemm", "stream") for arch in ARCHES) >= EDGE_EXAMPLES // 20
+    assert seen["refused sm_90a"] >= EDGE_EXAMPLES // 10
+    for kind in ("gemm", "stream"):  # each edge reached NVRTC for each kind of kernel
+        sources = [s.code for s in compiled if s.info["kind"] == kind]
+        assert any("3.4028235e+38f" in c and "1e-45f" in c for c in sources), f"no {kind} kernel with edge literals"
+        taken = re.compile(rf"\b(?:{RENAMED_PREFIX}|g_|x_)(?:{'|'.join(TAKEN)})\b")
+        assert any(taken.search(c) for c in sources), f"no {kind} kernel with a name the generated code uses"
