@@ -88,22 +88,35 @@ def compile_cubin(src: KernelSource, arch: str | None = None, *, options: tuple[
     try:
         (err,) = nvrtc.nvrtcCompileProgram(prog, len(opts), [o.encode() for o in opts])
         size = _check(nvrtc, nvrtc.nvrtcGetProgramLogSize(prog), "log size")
-        buf = b" " * size
+        buf = _out_buffer(size)
         _check(nvrtc, nvrtc.nvrtcGetProgramLog(prog, buf), "log")
-        log = buf.rstrip(b"\0 ").decode(errors="replace")
+        log = buf[:size].rstrip(b"\0 ").decode(errors="replace")
         if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
             raise CompileError(f"NVRTC rejected the kernel of design {src.design!r} for {arch}: {_explain(src, log)}",
                                log)
         size = _check(nvrtc, nvrtc.nvrtcGetCUBINSize(prog), "cubin size")
-        cubin = b" " * size
+        cubin = _out_buffer(size)
         _check(nvrtc, nvrtc.nvrtcGetCUBIN(prog, cubin), "cubin")
+        cubin = cubin[:size]
         size = _check(nvrtc, nvrtc.nvrtcGetPTXSize(prog), "ptx size")
-        ptx = b" " * size
+        ptx = _out_buffer(size)
         _check(nvrtc, nvrtc.nvrtcGetPTX(prog, ptx), "ptx")
+        ptx = ptx[:size]
     finally:
         nvrtc.nvrtcDestroyProgram(prog)
     check_target(ptx.decode(errors="replace"), cubin, arch)
     return Cubin(src.key if arch == src.arch else f"{src.key}-{arch}", arch, cubin, log, time.perf_counter() - t0)
+
+
+def _out_buffer(size: int) -> bytes:
+    """A fresh buffer NVRTC may write ``size`` bytes into.
+
+    NVRTC's bindings write into the bytes object they are given.  ``b" " * size`` is CPython's one
+    shared ``b" "`` object when ``size`` is 1 (an empty log is its 1-byte terminator), and NVRTC
+    writing NUL into it turned every ``b" "`` of the process into ``b"\\x00"`` (``" ".encode()``
+    included).  Objects of two or more bytes are never shared, so one byte more keeps the write
+    private; callers slice the ``size`` bytes back."""
+    return bytes(size + 1)
 
 
 def check_target(ptx: str, cubin: bytes, arch: str) -> None:

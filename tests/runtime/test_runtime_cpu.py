@@ -196,3 +196,11 @@ def test_with_gemm_tiles_builds_what_the_canonical_builder_builds():
             want = examples.merge_gemm(m, n, k, num_stages=t.stages, bm=t.bm, bn=t.bn, bk=t.bk, dtype="bfloat16",
                                        split_k=t.split_k, cluster=t.cluster)
             assert with_gemm_tiles(examples.merge_gemm(m, n, k, dtype="bfloat16"), t).to_json() == want.to_json(), t
+
+
+def test_compiling_leaves_the_processes_one_byte_objects_alone():
+    """NVRTC writes its (empty, 1-byte) log into the buffer it is handed: that buffer must never be
+    CPython's shared b" " object, or every b" " of the process becomes NUL afterwards."""
+    from pgstudio.runtime.compile import compile_cubin  # NVRTC is part of make test's install (extra nvrtc)
+    compile_cubin(emit(examples.merge_copy()), "sm_90a")
+    assert bytes([32])[0] == 32 and " ".encode()[0] == 32  # the shared one-byte objects still hold a space
