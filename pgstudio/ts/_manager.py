@@ -5,8 +5,8 @@ smem_allocator=...)`` builds the design (``_design.py``) and checks it the way T
 does: every design rule of pgstudio (schedule rules, dependency graph, barrier counts, shared
 memory) and, by default, the exhaustive deadlock / race checker; the first error raises
 ``DesignError`` (a ``ValueError``, as TS raises).  ``skip_validation=True`` turns errors into
-warnings, as in TS.  Rules about what pgstudio's own code generators can build (``codegen.*``)
-are not TS's business and do not raise here; ``design.validate()`` lists them.
+warnings, as in TS.  Rules about what pgstudio's own code generators can build (``codegen.*``) and about what a store
+computes (``compute.*``) are not TS's business and do not raise here; ``design.validate()`` lists them.
 
 ``task_manager.design`` is the captured design: draw it, check it, open it in the studio.
 Kernel entry points (``setup_resources_and_tasks``, ``run``) belong to the CuTe DSL and raise.
@@ -26,7 +26,10 @@ from ._task import Task
 #: Registers for the TaskManagers a script builds while ``load()`` runs it.
 _CAPTURE: ContextVar[list | None] = ContextVar("pgstudio_ts_managers", default=None)
 #: Diagnostic codes that are about pgstudio's generators, not about the design's synchronisation.
-_BUILD_ONLY = ("codegen.",)
+#: Rules a TS script cannot break because TS has no word for what they read: what pgstudio's
+#: generators build (``codegen.*``) and what a store computes from its inputs (``compute.*``: TS
+#: stores have no expression).  ``design.validate()`` lists them, worded for pgstudio's fields.
+_BUILD_ONLY = ("codegen.", "compute.")
 
 
 class TaskManager:

@@ -88,3 +88,16 @@ def test_the_tutorial_under_ts_and_under_pgstudio_has_the_same_barriers():
     design = load(TUTORIAL)
     _assert_layout_matches_ts(design, ts_globals)
     assert [t.name for t in ts_globals["tasks"]] == [t.name for t in design.tasks]
+
+
+def test_a_ts_store_of_two_resources_without_an_expression_is_taken_and_listed(tmp_path):
+    """TS stores have no expression: a script storing from two resources is valid TS, so import
+    takes it, and what pgstudio needs to compute the store is a pgstudio finding, not a refusal."""
+    from pgstudio import examples
+    text = examples.merge_copy().to_ts()
+    assert 'expr="smem_a + smem_b"' in text
+    script = tmp_path / "no_expr.py"
+    script.write_text(text.replace('expr="smem_a + smem_b"', 'expr=""'))
+    design = load(script)
+    assert design.resource("gmem_d").compute.expr == ""
+    assert "compute.expr" in {e.code for e in design.validate().errors}
