@@ -60,7 +60,7 @@ def studio_flow(page, shot: Path) -> None:
     stages.fill("2")
     stages.press("Enter")
     expect(diagnostics).to_contain_text("group.num_stages")
-    fix = page.locator(".pg-fix-button", has_text="set smem_b's num_stages to 3")
+    fix = page.locator(".pg-fix-button", has_text="set smem_b's num_stages back to 3")
     expect(fix).to_be_visible()
     snap("2-mistake")
 
