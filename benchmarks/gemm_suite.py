@@ -138,16 +138,17 @@ def _triton_peer(data, want, tol: float, out: dict) -> Callable[[], None] | None
 
     import triton_matmul as tm
     from pgstudio.runtime.gemm_run import to_float32
+    from pgstudio.runtime.peers import on_cupy_stream, torch_view
     why = tm.available()
     if why:
         out["notes"].append(f"Triton: {why}")
         return None
     c_bits = cp.empty((data.m, data.n), dtype=cp.uint16)
-    a, b, c = tm.torch_views(data.arrays["gmem_a"], data.arrays["gmem_b"], c_bits, data.dtype)
+    a, b, c = (torch_view(x, data.dtype) for x in (data.arrays["gmem_a"], data.arrays["gmem_b"], c_bits))
     ok: list[tuple[str, Callable[[], None]]] = []
     for cfg in tm.CONFIGS:
         try:
-            call = tm.on_cupy_stream(tm.matmul_call(a, b, c, cfg))
+            call = on_cupy_stream(tm.matmul_call(a, b, c, cfg))  # Triton launches on PyTorch's stream
             c_bits.fill(0x7FFF)
             call()
             cp.cuda.get_current_stream().synchronize()

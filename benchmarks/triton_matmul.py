@@ -107,30 +107,4 @@ def matmul_call(a, b, c, cfg: Config) -> Callable[[], Any]:
     return call
 
 
-def on_cupy_stream(call: Callable[[], Any]) -> Callable[[], Any]:
-    """``call`` launching on CuPy's current stream (Triton launches on PyTorch's), so events on
-    that stream time it.  The current stream must be a created one: PyTorch does not take the
-    legacy default stream's handle 0 as CuPy's null stream, and a launch there escapes the events."""
-    import cupy as cp
-    import torch
-    made: dict[int, Any] = {}
-
-    def launch():
-        ptr = cp.cuda.get_current_stream().ptr
-        if ptr == 0:
-            raise RuntimeError("the Triton peer needs a non-default CuPy stream (use 'with cupy.cuda.Stream():')")
-        if ptr not in made:
-            made[ptr] = torch.cuda.ExternalStream(ptr)
-        with torch.cuda.stream(made[ptr]):
-            call()
-    return launch
-
-
-def torch_views(a_bits, b_bits, c_bits, dtype: str):
-    """CuPy uint16 storage -> torch tensors of ``dtype`` sharing the memory (DLPack)."""
-    import torch
-    tdt = {"float16": torch.float16, "bfloat16": torch.bfloat16}[dtype]
-    return tuple(torch.from_dlpack(x.view("int16")).view(tdt) for x in (a_bits, b_bits, c_bits))
-
-
-__all__ = ["CONFIGS", "Config", "available", "matmul_call", "on_cupy_stream", "torch_views"]
+__all__ = ["CONFIGS", "Config", "available", "matmul_call"]

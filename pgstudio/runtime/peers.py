@@ -51,7 +51,8 @@ def torch_available() -> bool:
 
 
 def on_cupy_stream(call: Callable[[], Any]) -> Callable[[], Any]:
-    """``call`` (PyTorch work) launched on CuPy's current stream, so the same events time it.  The
+    """``call`` (PyTorch work, or Triton's, which launches on PyTorch's stream) launched on CuPy's
+    current stream, so the same events time it.  The
     legacy default stream (handle 0) is refused: PyTorch would read it as its own null stream and
     its launches would escape the events."""
     cp = cupy()

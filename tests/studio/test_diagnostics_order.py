@@ -4,6 +4,9 @@ saving for a design with errors (headless: widget values and button clicks, no b
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import pytest
 
 from pgstudio import examples
@@ -11,14 +14,8 @@ from pgstudio import examples
 pytest.importorskip("ipywidgets")
 from pgstudio.studio import Studio  # noqa: E402
 
-
-def button(studio, label):
-    for row in studio.diagnostics.rows:
-        if row.diag is not None:
-            for b, fx in zip(row.fix_buttons, row.diag.fixes):
-                if fx.label == label:
-                    return b
-    raise AssertionError(f"no fix button {label!r}; have {studio.diagnostics.fix_labels}")
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from fix_buttons import fix_button  # noqa: E402
 
 
 def fork_on_gemm(tmp_path):
@@ -43,7 +40,7 @@ def test_fork_on_the_gemm_shows_the_collapsed_task_first_and_its_echoes_under_it
 
 def test_the_fork_fix_keeps_the_fork(tmp_path):
     s = fork_on_gemm(tmp_path)
-    button(s, "let task load_a produce smem_a and smem_b (task load_b merged into it)").click()
+    fix_button(s, "let task load_a produce smem_a and smem_b (task load_b merged into it)").click()
     assert s.report.ok, str(s.report)
     assert s.design.group("ab").mode.value == "Fork" and not any(t.name == "load_b" for t in s.design.tasks)
     assert "grouping saves" in s.status.value
@@ -57,6 +54,6 @@ def test_a_warp_slip_is_put_back_by_the_first_button(tmp_path):
     assert s.report.codes() == ["task.warps", "codegen.mma_warpgroup"]  # one pass: the generator's rule too
     first = s.diagnostics.fix_labels[0]
     assert first == "move task mma back to warp 4"
-    button(s, first).click()
+    fix_button(s, first).click()
     assert s.report.ok and s.design.task("mma").warp_idx == 4
     assert s.design.task("epilogue").warp_idx == 2  # what the user did not touch stays

@@ -3,6 +3,9 @@ studio's widgets (headless: widget values and button clicks, no browser)."""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import pytest
 
 from pgstudio import examples
@@ -12,14 +15,8 @@ from pgstudio.model import PipelineGroupMode
 pytest.importorskip("ipywidgets")
 from pgstudio.studio import Studio  # noqa: E402
 
-
-def fix_button(studio, label):
-    for row in studio.diagnostics.rows:
-        if row.diag is not None:
-            for b, fx in zip(row.fix_buttons, row.diag.fixes):
-                if fx.label == label:
-                    return b
-    raise AssertionError(f"no fix button {label!r}; have {studio.diagnostics.fix_labels}")
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from fix_buttons import fix_button  # noqa: E402
 
 
 @pytest.mark.parametrize("label", list(examples.TEMPLATES))
