@@ -3,7 +3,7 @@
     python benchmarks/defaults.py [--n ELEMENTS]
 
 The first call finds the design's default tuning for this GPU by a short search (stages x bytes
-per stage, every variant verified then timed; ``runtime.tuning``) and caches it per device; the
+per stage, every variant verified then timed; ``explore.tuning``) and caches it per device; the
 table names the settings that ran.  The second call reads the cache and searches nothing.
 Target: the tuned merge_copy moves at least 0.99x the bandwidth of a device-to-device copy.
 """
@@ -15,7 +15,7 @@ import sys
 import time
 
 from pgstudio import examples
-from pgstudio.runtime import benchmark
+from pgstudio import benchmark
 
 TARGET = 0.99
 

@@ -12,7 +12,7 @@ At M = N = 8192, for each K and dtype, on the same fresh random data:
   the ReLU task) against ``torch.matmul`` + ``torch.clamp(min=0)`` and ``cublasGemmEx`` + a
   memory-speed ReLU (``activation_peers``).
 
-The design runs at the tile shape a short cached search picks (``runtime.tuning.tune_gemm``), each
+The design runs at the tile shape a short cached search picks (``explore.tuning.tune_gemm``), each
 candidate verified first.  Every peer is verified too (its outputs poisoned, then compared with
 the float32 reference), and all are timed interleaved; "x best" divides the fastest peer's time
 by the fused kernel's.  The elementwise step of the cuBLAS compositions is timed alone as well and
@@ -72,7 +72,7 @@ def _run_item(name: str, k: int, dtype: str, rounds: int) -> dict:
     from pgstudio.codegen.gemm import emit_gemm
     from pgstudio.runtime import peers as P
     from pgstudio.runtime.gemm_run import TOLERANCE, GemmData, GemmLauncher, reference, verify
-    from pgstudio.runtime.tuning import tune_gemm
+    from pgstudio.explore.tuning import tune_gemm
     t0 = time.perf_counter()
     build = builder(name, k, dtype)
     tiles = CANDIDATES[name]

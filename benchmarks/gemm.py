@@ -10,7 +10,7 @@ a user would call (``pgstudio.runtime.peers``: ``torch.matmul`` -- cuBLASLt with
 and ``cublasGemmEx`` through CuPy); "x best lib" divides the fastest of them by the row's time.
 
 ``--suite`` runs the shape suite: merge_gemm at the tile shape a short cached search
-picks for each problem (``runtime.tuning.tune_gemm``), the library peers, and a persistent TMA matmul in
+picks for each problem (``explore.tuning.tune_gemm``), the library peers, and a persistent TMA matmul in
 Triton (``triton_matmul.py``), with the geometric means and the lowest ratio against the targets.
 Items are appended to ``--results`` as they finish; run the same command again to resume after a
 crash (the interrupted item is recorded as crashed).  ``--table`` prints a results file again.

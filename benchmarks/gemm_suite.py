@@ -3,7 +3,7 @@
 For every shape and dtype, in one process and on the same fresh random data:
 
 1. the tile shape: ``gemm_tiles`` ranks a few (BM x BN x BK, stages, split-K) for the problem,
-   ``runtime.tuning.tune_gemm`` verifies each against the float32 reference (poisoned outputs) and times them,
+   ``explore.tuning.tune_gemm`` verifies each against the float32 reference (poisoned outputs) and times them,
    and keeps the fastest for this GPU (cached: a second run reuses it);
 2. the peers: every library GEMM a user would call (``pgstudio.runtime.peers``: ``torch.matmul``,
    cuBLASLt with its heuristics, and ``cublasGemmEx`` through CuPy), the fastest of them being
@@ -93,7 +93,7 @@ def _run_item(m: int, n: int, k: int, dtype: str, *, rounds: int, seed: int | No
     from pgstudio.runtime._cupy import sm_count
     from pgstudio.runtime.gemm_run import TOLERANCE, GemmData, GemmLauncher, verify
     from pgstudio.runtime.peers import gemm_peers, verify_peer
-    from pgstudio.runtime.tuning import tune_gemm
+    from pgstudio.explore.tuning import tune_gemm
     t0 = time.perf_counter()
     out: dict[str, Any] = {"shape": [m, n, k], "dtype": dtype, "rows": {}, "notes": []}
     tiles = gemm_tiles(m, n, k, dtype, sm_count())
@@ -178,7 +178,7 @@ def profile(m: int, n: int, k: int, dtype: str, launches: int = 3, tiles: str | 
     from pgstudio.codegen.gemm import emit_gemm
     from pgstudio.runtime._cupy import sm_count
     from pgstudio.runtime.gemm_run import GemmData, GemmLauncher, verify
-    from pgstudio.runtime.tuning import Tuned, tune_gemm
+    from pgstudio.explore.tuning import Tuned, tune_gemm
     choices = gemm_tiles(m, n, k, dtype, sm_count())
     build = builder(m, n, k, dtype)
     data = GemmData.make(emit_gemm(build(choices[0])), m, n, k)

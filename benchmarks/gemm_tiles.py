@@ -3,7 +3,7 @@
 
     PYTHONPATH=$PWD python3 benchmarks/gemm_tiles.py --shapes 128x8192x8192 4168x3000x1000 --dtype float16
 
-``runtime.tuning`` measures only the few tile choices that ``gemm_shapes.gemm_tiles`` ranks best
+``explore.tuning`` measures only the few tile choices that ``gemm_shapes.gemm_tiles`` ranks best
 for a problem.  This benchmark measures the whole ``gemm_shapes.tile_space`` (BM x BN x BK,
 pipeline depth, split-K parts) so the ranking can be checked and the model corrected where it
 guesses wrong.  Per shape: every candidate the design rules accept is built, compiled (in

@@ -19,6 +19,7 @@ import importlib.util
 import sys
 from pathlib import Path
 
+import pgstudio
 from pgstudio import examples, runtime
 from pgstudio.runtime import recorded
 
@@ -44,7 +45,7 @@ def main() -> int:
         return 1
     device = recorded.device_name()
     for name in names:
-        table = runtime.benchmark(examples.example(name), progress=False)  # verifies every variant first
+        table = pgstudio.benchmark(examples.example(name), progress=False)  # verifies every variant first
         print(f"{name} on {device}:\n{table}\n")
         if args.record:
             path = recorded.record(name, table, ROOT / "notebooks" / recorded.FOLDER, device=device)

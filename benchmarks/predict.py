@@ -2,7 +2,7 @@
 """Predicted vs measured kernel time, for the sweep of every canonical design.
 
 On a GPU: each canonical design (streaming and GEMM families) is swept over stages x tiles x
-every grouping (``pgstudio.runtime.sweep``: each variant compiled, verified on fresh random
+every grouping (``pgstudio.explore.sweep``: each variant compiled, verified on fresh random
 inputs with a poisoned output, then timed; only verified runs count), and every verified variant
 is predicted by ``pgstudio.analysis.predict`` for the same problem and occupancy.  Per family it
 prints Spearman's rank correlation and the median absolute error, then the worst variants.
@@ -41,7 +41,7 @@ from pgstudio.analysis.kernel_fit import (Ratio, Recording, Run, calibrate, fit_
 from pgstudio.analysis.machine import H200_DATASHEET
 from pgstudio.analysis.predict import predict_workload
 from pgstudio.analysis.workload import workload
-from pgstudio.runtime.reshape import with_grouping, with_stages, with_tile
+from pgstudio.explore.reshape import with_grouping, with_stages, with_tile
 
 COMMAND = "python benchmarks/predict.py"
 #: The sweep of each family: (stages, tiles); None = the sweep's defaults (every grouping always).
@@ -63,7 +63,7 @@ def _axes(name: str, quick: bool):
 
 def measure(names: list[str], quick: bool, rounds: int) -> list[Run]:
     """Sweep each family on this machine's GPU; the verified variants as runs."""
-    from pgstudio.runtime.sweep import OK, sweep
+    from pgstudio.explore.sweep import OK, sweep
     runs = []
     for name in names:
         base = examples.example(name)
@@ -175,7 +175,7 @@ def measured(args: argparse.Namespace, argv: list[str] | None) -> list[Path]:
             print(f"recording: {path} ({rec.device}, {rec.date}, {len(rec.runs)} runs, {len(rec.ratios)} ratios)")
         return paths
     from pgstudio.runtime.recorded import device_name
-    from pgstudio.runtime.tuning import device_kind
+    from pgstudio.explore.tuning import device_kind
     t0 = time.perf_counter()
     runs = measure(args.designs, args.quick, args.rounds)
     date = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")

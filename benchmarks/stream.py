@@ -21,7 +21,8 @@ import sys
 import time
 
 from pgstudio import examples
-from pgstudio.runtime.bench import benchmark, interleave, kernel_variant
+from pgstudio import benchmark
+from pgstudio.runtime.bench import interleave, kernel_variant
 from pgstudio.runtime.run import Workload
 
 GIB_FP32 = 1 << 28  # elements of 1 GiB of float32

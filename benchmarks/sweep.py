@@ -28,7 +28,7 @@ from pathlib import Path
 from pgstudio import examples
 from pgstudio.runtime._cupy import gpu_available
 from pgstudio.runtime.executor.embedded import EmbeddedExecutor, available_cpus
-from pgstudio.runtime.sweep import COMPILED, OK, sweep
+from pgstudio.explore.sweep import COMPILED, OK, sweep
 
 STAGES = (2, 4, 6, 8)
 TILES = (1024, 2048, 4096, 8192)

@@ -37,11 +37,25 @@ def _show_values_richly() -> None:
 
 _show_values_richly()
 
+
+def benchmark(design: Design, **options):
+    """Verify and time ``design`` on this GPU at its tuning for it, beside the design as given, its
+    ungrouped twin, the fastest library path and a device copy; returns the table.
+
+    The tuner's choice (a short measured search, cached per device) is made by the explorer and
+    handed to the runtime, which times what it is given: this is
+    ``pgstudio.explore.bench.tuned_benchmark``, whose options (``n``, ``rounds``, ``tune``,
+    ``executor``, ``progress`` ...) it takes.  Imported on first call, so ``import pgstudio``
+    stays light.
+    """
+    from .explore.bench import tuned_benchmark
+    return tuned_benchmark(design, **options)
+
 __all__ = [
     "Agent", "AsyncProducerOp", "BarrierAllocator", "BarrierLayout", "CapturedSchedule", "CompileError", "Compute",
     "CooperativeGroup", "Design", "DesignError", "GmemTensor", "GpuUnavailable", "KernelHangError", "MemoryResource",
     "OpKind", "PgStudioError", "PipelineConfig", "PipelineGroup", "PipelineGroupMode", "PipelineType", "Report",
-    "Resource", "ScheduleError", "SmemAllocator", "SmemTile", "Task", "TmemAccumulator", "barrier_layout",
+    "Resource", "ScheduleError", "SmemAllocator", "SmemTile", "Task", "TmemAccumulator", "barrier_layout", "benchmark",
     "create_async_async_pipeline_cfg", "create_async_umma_pipeline_cfg", "create_tma_async_pipeline_cfg",
     "create_tma_umma_pipeline_cfg", "create_umma_async_pipeline_cfg", "create_umma_umma_pipeline_cfg",
     "domain_loop", "schedule", "smem_layout", "ungrouped", "validate",

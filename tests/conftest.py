@@ -9,6 +9,7 @@ from __future__ import annotations
 import atexit
 import functools
 import os
+import secrets
 import shutil
 import sys
 
@@ -92,3 +93,27 @@ def private_ipython_dir(tmp_path_factory):
             shell.atexit_operations()
             atexit.unregister(shell.atexit_operations)  # done: it must not run a second time
             shell_module.InteractiveShell.clear_instance()
+
+
+@pytest.fixture(scope="session")
+def ray_local(tmp_path_factory):
+    """One local Ray instance for the session: 2 CPUs (and the GPUs Ray finds), no dashboard,
+    files under pytest's temporary directory, the auth token from the environment (Ray would
+    otherwise write ~/.ray/auth_token), a kernel cache of its own."""
+    import ray  # tests that use this are marked `cluster`: skipped without Ray, failing in CI
+    tmp = tmp_path_factory.mktemp("ray")
+    saved = {k: os.environ.get(k) for k in ("RAY_AUTH_TOKEN", "PGSTUDIO_CACHE")}
+    os.environ["RAY_AUTH_TOKEN"] = saved["RAY_AUTH_TOKEN"] or secrets.token_hex(16)  # not ~/.ray/auth_token
+    os.environ["PGSTUDIO_CACHE"] = str(tmp / "cache")  # Ray's workers inherit it: a cache of their own
+    started = not ray.is_initialized()
+    if started:
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, _temp_dir=str(tmp / "r"),
+                 object_store_memory=100 * 1024 * 1024)
+    for k, v in saved.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
+    yield ray
+    if started:
+        ray.shutdown()

@@ -1,8 +1,10 @@
 """The house rules of imports (docs/architecture.md), read from the folders alone.
 
-A design flows one way -- model -> analysis -> render / codegen -> runtime -> studio / ts -> cli --
-and every import, at module level, inside a function or under ``TYPE_CHECKING``, points backwards
-along that arrow.  Siblings (render and codegen; studio and ts) do not import each other.  Each heavy
+A design flows one way -- model -> analysis -> render / codegen -> runtime -> explore -> studio / ts
+-> cli -- and every import, at module level, inside a function or under ``TYPE_CHECKING``, points
+backwards along that arrow.  Siblings do not import each other: render is a branch of its own beside
+codegen and runtime (pictures never run kernels, kernels never draw), and studio and ts are two
+front ends.  The explorer sits above the runtime: it asks the runtime to time, never the reverse.  Each heavy
 library belongs to one stage, ``model`` and ``analysis`` use the standard library only, nothing loads
 a module by a string, and ``import pgstudio`` loads no heavy library.  The one exception is listed in
 ``ALLOWED`` with its reason.
@@ -29,13 +31,14 @@ LAYERS: dict[str, float] = {
     "analysis": 2, "exercises": 2.5,  # exercises are answered by the analysis
     "render": 3, "codegen": 3,
     "runtime": 4,
-    "studio": 5, "ts": 5,
-    "cli": 6,
-    "__init__": 7, "__main__": 7,
+    "explore": 5,  # variants, sweeps and tuning, above the runtime that times them
+    "studio": 6, "ts": 6,
+    "cli": 7,
+    "__init__": 8, "__main__": 8,
 }
 
-#: Stages whose packages never import each other although they share a layer.
-SIBLINGS = ({"render", "codegen"}, {"studio", "ts"})
+#: Branches whose packages never import each other, in either direction.
+SIBLINGS = ({"render", "codegen"}, {"render", "runtime"}, {"studio", "ts"})
 
 #: (importer, imported) -> why this one upward import is right.
 ALLOWED: dict[tuple[str, str], str] = {
@@ -134,8 +137,19 @@ def test_every_import_points_backwards():
         sibling = any({a, b} <= group for group in SIBLINGS)
         if LAYERS[b] >= LAYERS[a] or sibling:
             wrong.append(f"{importer}:{line} imports {target} ({a} -> {b})")
-    assert not wrong, "imports against the flow model -> analysis -> render / codegen -> runtime -> studio / ts " \
-                      "-> cli:\n" + "\n".join(wrong)
+    assert not wrong, "imports against the flow model -> analysis -> render / codegen -> runtime -> explore -> " \
+                      "studio / ts -> cli:\n" + "\n".join(wrong)
+
+
+def test_runtime_and_render_are_branches_below_the_explorer():
+    """What the layers above mean for the GPU: the runtime imports neither the explorer nor render,
+    render imports neither the runtime nor the explorer, and the explorer reaches the GPU only
+    through the runtime (it imports it; CuPy is the runtime's alone)."""
+    edges = {(_stage(i), _stage(t)) for i, t, _ in _edges()}
+    assert ("explore", "runtime") in edges  # the scan sees the explorer's use of the runtime
+    for low, high in (("runtime", "explore"), ("runtime", "render"), ("render", "runtime"), ("render", "explore"),
+                      ("model", "explore"), ("analysis", "explore"), ("codegen", "explore")):
+        assert (low, high) not in edges, f"{low}/ imports {high}/"
 
 
 def test_the_allow_list_is_short_and_still_needed():

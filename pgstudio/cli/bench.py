@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import argparse
 
+from ..explore.bench import tuned_benchmark
 from ..runtime._cupy import require_gpu
-from ..runtime.bench import benchmark
 from ..runtime.executor import NAMES
 from ._common import MAX_ELEMENTS, count, design_argument, load_design, positive_number
 
@@ -31,7 +31,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     design = load_design(args.design)
     require_gpu()  # one clear line when there is no CuPy or no GPU
-    table = benchmark(design, n=args.n, rounds=args.rounds, budget_ms=args.budget_ms, progress=not args.quiet,
-                      executor=args.executor)
+    table = tuned_benchmark(design, n=args.n, rounds=args.rounds, budget_ms=args.budget_ms, progress=not args.quiet,
+                            executor=args.executor)
     print(table)
     return 0

@@ -17,10 +17,10 @@ from ..analysis.layout import barrier_layout, smem_layout
 from ..analysis.simulate import simulate
 from ..codegen.kernel import emit
 from ..errors import GpuUnavailable
+from ..explore.bench import tuned_benchmark
 from ..model.design import Design
 from ..model.targets import ARCHES
 from ..runtime._cupy import gpu_available
-from ..runtime.bench import benchmark
 from ..runtime.compile import compile_cubin
 from ._common import output_folder, write_output
 from .render import write_pictures
@@ -71,7 +71,7 @@ def kernel(name: str, design: Design, out: Path) -> None:
     write_output(path, src.code)
     print(f"kernel: wrote {path} ({len(src.code.splitlines())} lines)")
     if gpu_available():
-        print(benchmark(design, rounds=10, progress=False))
+        print(tuned_benchmark(design, rounds=10, progress=False))
         return
     for arch in ARCHES:
         try:

@@ -4,7 +4,7 @@ Compiles every variant (stages x tile x grouping; bytes per stage for streaming 
 BMxBNxBK shapes for GEMM designs) in worker processes, lists the invalid ones with their
 diagnostics, and on a GPU verifies and times the valid ones and names the best.  Results are
 appended to a JSON-lines file as they come, so a second run resumes; ``--ray`` runs the same
-sweep on a Ray cluster.  The work is ``runtime.sweep.run_sweep_cli``.
+sweep on a Ray cluster.  The work is ``explore.sweep.run_sweep_cli``.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import argparse
 
 from ..model.limits import MAX_STAGES, MAX_WARPS
 from ..runtime.executor import NAMES
-from ..runtime.sweep import GROUPINGS, ROUNDS, run_sweep_cli
+from ..explore.sweep import GROUPINGS, ROUNDS, run_sweep_cli
 from ._common import MAX_ELEMENTS, count, design_argument, load_design, output_file
 
 NAME = "sweep"

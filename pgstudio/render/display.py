@@ -260,7 +260,7 @@ DISPLAYS: dict[tuple[str, str], Callable[[Any], dict[str, str]]] = {
     ("pgstudio.codegen.source", "KernelSource"): source_bundle,
     ("pgstudio.runtime.bench", "BenchTable"): bench_bundle,
     ("pgstudio.runtime.run", "RunResult"): rows_bundle,
-    ("pgstudio.runtime.sweep_table", "SweepTable"): sweep_bundle,
+    ("pgstudio.explore.sweep_table", "SweepTable"): sweep_bundle,
     ("pgstudio.runtime.trace", "Trace"): trace_bundle,
 }
 

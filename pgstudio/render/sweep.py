@@ -1,4 +1,4 @@
-"""A sweep (``runtime.sweep_table.SweepTable``) as a picture: a heatmap per grouping, or bars.
+"""A sweep (``explore.sweep_table.SweepTable``) as a picture: a heatmap per grouping, or bars.
 
 * ``heatmap``: one panel per grouping (and warps / options, where those vary), stage count
   down, tile across (bytes per stage, or BMxBNxBK); a cell's colour is its rate (the table's

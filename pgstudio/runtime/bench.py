@@ -8,10 +8,12 @@ operand, the bandwidth ceiling.  Every variant that computes is verified before 
 The result is a table of medians and ratios that displays in a notebook.  All of it happens in
 a GPU worker process (``runtime.isolated``), so a kernel that traps costs that worker only.
 
-A streaming design runs at its *default tuning* for the GPU unless told otherwise
-(``runtime.tuning``): the stages and bytes per stage that a short cached search found fastest
-there.  The table says which settings ran and where they came from; the design as given is a
-row of its own when the tuning changed it.
+Given a tuning (``tuned=``, a ``runtime.tuned.Tuned``) the design runs at it: for a streaming
+design the stages, bytes per stage and code options a short cached search found fastest on this
+GPU, for a GEMM design the tile shape.  The table says which settings ran and where they came
+from; the design as given is a row of its own when the tuning changed it.  Choosing the tuning is
+the explorer's work (``explore.bench.tuned_benchmark``, which ``pgstudio.benchmark`` is): this
+function times what it is given and never searches.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from .isolated import on_gpu
 from .progress import Progress
 from .run import BUDGET_MS, Launcher, Workload, emit_cached
 from .timing import batch_for, estimate_ms, time_interleaved
+from .tuned import Tuned
 
 _UFUNCS = {ast.Add: "add", ast.Sub: "subtract", ast.Mult: "multiply", ast.Div: "divide"}
 
@@ -191,13 +194,12 @@ def interleave(variants: list[Variant], *, rounds: int = 30, warmup: int = 3, pr
 def benchmark(design: Design, *, n: int | None = None, rounds: int = 30, warmup: int = 3, seed: int | None = None,
               budget_ms: float = BUDGET_MS, blocks_per_sm: int | None = None, tuning: Mapping[str, Any] | None = None,
               twin: bool = True, peers: bool = True, copy: bool = True, progress: bool = True,
-              validate: bool = True, executor: Any = None, tune: bool | None = None,
+              validate: bool = True, executor: Any = None, tuned: Tuned | None = None,
               on_progress: Callable[[int, int, str], None] | None = None) -> BenchTable:
     """Time ``design`` against its ungrouped twin, CuPy and a device copy; see the module docstring.
 
-    ``tune``: run a streaming design at its default tuning for this GPU (``runtime.tuning``: a
-    cached search over stages x bytes per stage); None tunes unless ``tuning`` (code options) or
-    ``blocks_per_sm`` are given or ``validate`` is False; False runs the design exactly as given.
+    ``tuned``: the tuning to run ``design`` at (``explore.tuning`` chooses one), with the design as
+    given beside it when the tuning changed it; None runs the design exactly as given.
 
     It runs in a GPU worker process (``executor``: the default worker processes, or ``"inline"``
     for this process): a kernel that traps raises ``KernelFault`` here, with the likely cause,
@@ -208,26 +210,20 @@ def benchmark(design: Design, *, n: int | None = None, rounds: int = 30, warmup:
     if ex.name != "inline":
         kwargs = dict(n=n, rounds=rounds, warmup=warmup, seed=seed, budget_ms=budget_ms, blocks_per_sm=blocks_per_sm,
                       tuning=dict(tuning) if tuning else None, twin=twin, peers=peers, copy=copy, validate=validate,
-                      tune=tune)
+                      tuned=tuned)
         return on_gpu(benchmark, design, kwargs, executor=ex, what="benchmark", progress=progress,
                       on_progress=on_progress)
     require_gpu()  # one clear GpuUnavailable before any CuPy call can fail deep inside
     from .gemm_run import is_gemm
     if is_gemm(design):  # tensor-core designs: the twin and cuBLAS instead of CuPy elementwise peers
         from .gemm_run import benchmark_gemm
-        tuned = None
-        if tune or (tune is None and validate):  # the tuner's choice for this problem on this GPU
-            from .tuning import tune_gemm_design
-            tuned = tune_gemm_design(design, seed)
         return benchmark_gemm(design, rounds=rounds, warmup=warmup, seed=seed, twin=twin, peers=peers, tuned=tuned)
     src = emit_cached(design, validate=validate, tuning=dict(tuning or {}))
     count = int(n or src.info["num_elements"])
     work = Workload.make(design, count, str(src.info["dtype"]), seed)
     opts = dict(validate=validate, tuning=tuning, blocks_per_sm=blocks_per_sm, budget_ms=budget_ms)
     given, note, tuned_opts = design, "", opts
-    if tune or (tune is None and validate and not tuning and blocks_per_sm is None):
-        from .tuning import tune_stream
-        tuned = tune_stream(design, count)
+    if tuned is not None:
         design, note = tuned.design, tuned.describe()
         tuned_opts = {**opts, "tuning": {**dict(tuning or {}), **dict(tuned.options)}}
     what = f"pgstudio, {len(design.groups)} group(s)" + (f", {note.split(' (')[0]}" if note else "")

@@ -36,6 +36,7 @@ from ._cupy import cupy, require_gpu
 from .storage import to_bits, to_float32
 from .tensormap import TmaDesc, encode_2d
 from .timing import batch_for, estimate_ms, time_interleaved
+from .tuned import Tuned
 from .verify import VerificationError
 
 #: Largest error of an output relative to the largest reference magnitude, by dtype: fp32
@@ -377,15 +378,15 @@ class GemmBenchTable:
 
 def benchmark_gemm(design: Design, m: int | None = None, n: int | None = None, k: int | None = None, *,
                    rounds: int = 10, warmup: int = 2, seed: int | None = None, twin: bool = True,
-                   b_major: str | None = None, peers: bool = True, tuned: Any = None,
+                   b_major: str | None = None, peers: bool = True, tuned: Tuned | None = None,
                    **_: Any) -> GemmBenchTable:
     """The design, its ungrouped twin and every library GEMM a user would call instead
     (``runtime.peers.gemm_peers``: torch.matmul, cublasGemmEx) on the same data, interleaved;
     each verified first against the float32 reference on poisoned outputs.  It runs on a created
     stream, so PyTorch's launches are on the stream the events time.
 
-    ``tuned`` (a ``tuning.Tuned``, e.g. ``tuning.tune_gemm_design(design)``, which ``benchmark``
-    passes): run its design, the tuner's choice for this problem and GPU, with the design as given
+    ``tuned`` (a ``runtime.tuned.Tuned``, e.g. ``explore.tuning.tune_gemm_design(design)``, which
+    ``explore.bench.tuned_benchmark`` passes): run its design, the tuner's choice for this problem and GPU, with the design as given
     beside it when that differs; the table's note says which choice ran and where it came from."""
     require_gpu()
     cp = cupy()
@@ -395,7 +396,7 @@ def benchmark_gemm(design: Design, m: int | None = None, n: int | None = None, k
 
 
 def _benchmark_gemm(design: Design, m, n, k, *, rounds: int, warmup: int, seed, twin: bool, b_major, peers: bool,
-                    tuned: Any):
+                    tuned: Tuned | None):
     from .peers import gemm_peers, verify_peer
     cp = cupy()
     p = design.problem_dict

@@ -22,7 +22,7 @@ from ..codegen.kernel import emit
 from ..errors import CompileError, GpuUnavailable, KernelFault, KernelHangError
 from ..model.targets import ARCHES
 from ..runtime._cupy import gpu_available
-from ..runtime.bench import benchmark
+from ..explore.bench import tuned_benchmark as benchmark
 from ..runtime.compile import compile_cubin
 from ..runtime.progress import Progress
 from ._snapshot import rich_html

@@ -1,6 +1,6 @@
 """The Sweep tab: try stage counts x tiles x groupings of the current design, or load past results.
 
-A thin view over ``pgstudio.runtime.sweep.sweep``: the fields are parsed into lists (empty
+A thin view over ``pgstudio.explore.sweep.sweep``: the fields are parsed into lists (empty
 fields mean the design's own defaults, which "Defaults" writes into them: for a GEMM design the
 tiles are BMxBNxBK shapes and the stages stop where shared memory does), the sweep runs on the
 studio's current design in the chosen executor, its progress drives the bar with tqdm's rate
@@ -18,8 +18,8 @@ from typing import Any, Callable
 import ipywidgets as W
 
 from ..runtime.executor import NAMES
-from ..runtime.sweep import GROUPINGS, load_sweep, sweep
-from ..runtime.sweep_space import parse_tile, space_for
+from ..explore.sweep import GROUPINGS, load_sweep, sweep
+from ..explore.sweep_space import parse_tile, space_for
 from ._snapshot import rich_html
 
 TITLE = "Sweep"

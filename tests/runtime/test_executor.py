@@ -101,7 +101,7 @@ def test_gpu_jobs_without_a_gpu_say_so():
 
 def test_import_pgstudio_starts_no_worker():
     import subprocess
-    code = ("import multiprocessing as mp, pgstudio, pgstudio.runtime, pgstudio.runtime.sweep; "
+    code = ("import multiprocessing as mp, pgstudio, pgstudio.runtime, pgstudio.explore.sweep; "
             "print(len(mp.active_children()))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "0"

@@ -116,10 +116,10 @@ def test_run_result_is_cached_and_displays():
 
 def test_benchmark_interleaves_the_design_its_twin_and_the_library():
     from pgstudio.runtime import benchmark
-    t = benchmark(examples.merge_copy(), n=1 << 22, rounds=4, progress=False, tune=False)
+    t = benchmark(examples.merge_copy(), n=1 << 22, rounds=4, progress=False)  # as given: no tuning
     names = [r.name for r in t.rows]
     assert names == ["merge_copy", "merge_copy_ungrouped", "cupy elementwise", "cp.add", "device copy"]
     assert all(r.median_ms > 0 and r.runs == 4 for r in t.rows)
     assert t.speedup("merge_copy", "merge_copy_ungrouped") > 0 and "GB/s" in str(t)
-    fork = benchmark(examples.fork_copy(dtype="bfloat16"), n=(1 << 20) + 3, rounds=2, progress=False, tune=False)
+    fork = benchmark(examples.fork_copy(dtype="bfloat16"), n=(1 << 20) + 3, rounds=2, progress=False)
     assert [r.name for r in fork.rows] == ["fork_copy", "fork_copy_ungrouped", "cupy elementwise", "device copy"]

@@ -16,7 +16,7 @@ from pgstudio import examples, mistakes
 from pgstudio.errors import KernelFault, KernelHangError, PgStudioError
 from pgstudio.runtime.bench import benchmark
 from pgstudio.runtime.executor.embedded import EmbeddedExecutor
-from pgstudio.runtime.sweep import OK, sweep
+from pgstudio.explore.sweep import OK, sweep
 
 pytestmark = pytest.mark.gpu
 
@@ -81,7 +81,7 @@ def test_a_trapping_kernel_costs_a_worker_not_this_process():
 
 
 def test_the_canonical_merge_gemm_sweep_times_at_least_12_verified_variants(tmp_path):
-    from pgstudio.runtime.sweep import FAILED
+    from pgstudio.explore.sweep import FAILED
     t = sweep(examples.merge_gemm(), rounds=10, results=tmp_path / "merge_gemm.jsonl", progress=False)
     print(t.table())
     assert t.count(OK) >= 12, t.table()

@@ -110,21 +110,3 @@ def test_benchmark_gemm_times_every_peer_and_names_the_best():
     t = benchmark_gemm(merge_gemm(1024, 1024, 1024), rounds=3, twin=False)
     assert "cublasGemmEx" in t.peers and t.best_peer is not None
     assert t.best_peer[0] in {r[0] for r in t.rows} and t.vs_best_library() > 0
-
-
-@pytest.mark.gpu
-def test_benchmark_of_a_gemm_design_runs_the_tuned_choice_and_says_which(tmp_path, monkeypatch):
-    from pgstudio.runtime._cupy import require_gpu
-    require_gpu()
-    from pgstudio.examples import merge_gemm
-    from pgstudio.runtime import benchmark
-    monkeypatch.setenv("PGSTUDIO_CACHE", str(tmp_path))
-    given = merge_gemm(512, 1024, 2048, bn=128, num_stages=2)  # a choice the tuner would not make
-    t = benchmark(given, rounds=3, progress=False, executor="inline")
-    assert t.note.startswith("tuned: ") and "search of" in t.note and t.design == "merge_gemm"
-    names = [r[0] for r in t.rows]
-    assert names[0] == "merge_gemm" and "merge_gemm_as_designed" in names  # the design as given, beside it
-    again = benchmark(given, rounds=3, progress=False, executor="inline")
-    assert "cached for" in again.note and again.note.split(" (")[0] == t.note.split(" (")[0]
-    plain = benchmark(given, rounds=3, twin=False, tune=False, progress=False, executor="inline")
-    assert plain.note == "" and "merge_gemm_as_designed" not in [r[0] for r in plain.rows]

@@ -169,7 +169,9 @@ def test_import_pgstudio_loads_no_gpu_library():
 
 @pytest.mark.parametrize("name", ["merge_copy", "merge_gemm"])
 def test_without_a_gpu_every_entry_point_says_so(name):
-    """No GPU (or no CuPy): run / benchmark give one GpuUnavailable, never a CuPy or loader error."""
+    """No GPU (or no CuPy): run / benchmark / the tuned benchmark give one GpuUnavailable, never a CuPy
+    or loader error."""
+    import pgstudio
     from pgstudio.errors import GpuUnavailable
     from pgstudio.runtime import benchmark, gpu_available, run
     from pgstudio.runtime.gemm_run import run_gemm
@@ -177,25 +179,13 @@ def test_without_a_gpu_every_entry_point_says_so(name):
     if gpu_available():
         pytest.skip("a GPU is present")
     design = examples.example(name)
-    calls = [lambda: benchmark(design, progress=False), lambda: run(design)]
+    calls = [lambda: benchmark(design, progress=False), lambda: pgstudio.benchmark(design, progress=False),
+             lambda: run(design)]
     if name == "merge_gemm":
         calls.append(lambda: run_gemm(design, 128, 128, 64))
     for call in calls:
         with pytest.raises(GpuUnavailable):
             call()
-
-
-def test_with_gemm_tiles_builds_what_the_canonical_builder_builds():
-    """The tuner reshapes a user's GEMM design to each tile choice: for merge_gemm it is exactly the
-    design the example builds at that choice (tiles, stages, split-K parts, cluster)."""
-    from pgstudio import examples
-    from pgstudio.analysis.build.gemm_shapes import gemm_tiles
-    from pgstudio.runtime.reshape import with_gemm_tiles
-    for m, n, k in ((128, 8192, 8192), (4168, 3000, 1000)):
-        for t in gemm_tiles(m, n, k, "bfloat16", 132):
-            want = examples.merge_gemm(m, n, k, num_stages=t.stages, bm=t.bm, bn=t.bn, bk=t.bk, dtype="bfloat16",
-                                       split_k=t.split_k, cluster=t.cluster)
-            assert with_gemm_tiles(examples.merge_gemm(m, n, k, dtype="bfloat16"), t).to_json() == want.to_json(), t
 
 
 def test_compiling_leaves_the_processes_one_byte_objects_alone():

@@ -5,7 +5,7 @@ and turns failures into messages."""
 import pytest
 
 from pgstudio import examples
-from pgstudio.runtime.sweep import OK, SweepRow, SweepTable
+from pgstudio.explore.sweep import OK, SweepRow, SweepTable
 from pgstudio.studio import Studio, _sweep
 
 

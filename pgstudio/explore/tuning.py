@@ -4,7 +4,7 @@ kept per device, so ``benchmark(design)`` with no options runs the design at its
 A streaming design's stage count and bytes per stage decide how many loads and stores a block
 keeps in flight, and the best pair depends on the GPU (on an H200 the example's 8 KiB x 4 measured
 0.967x a device copy).  ``tune_stream`` runs a sweep
-(``runtime.sweep``: every variant built, validated, compiled, verified on fresh data with a
+(``explore.sweep``: every variant built, validated, compiled, verified on fresh data with a
 poisoned output, then timed) over ``STREAM_STAGES`` x ``STREAM_TILE_BYTES`` (plus the design's own
 pair) x ``STREAM_OPTIONS``, in this process, and keeps the fastest.  The winner is written to
 ``<cache>/tuning/<device>.json`` (``compile.cache_dir()``: ``$PGSTUDIO_CACHE`` or
@@ -28,12 +28,12 @@ import json
 import os
 import re
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from ..model.design import Design
-from .compile import cache_dir
+from ..runtime.compile import cache_dir
+from ..runtime.tuned import Tuned
 from .sweep_log import design_sha
 from .sweep_space import Variant
 
@@ -46,23 +46,9 @@ STREAM_OPTIONS = ("default", "store=cs")
 SEARCH_ROUNDS = 10
 
 
-@dataclass(frozen=True)
-class Tuned:
-    """The design to run, the settings that were chosen and where the choice came from."""
-
-    design: Design
-    settings: str  # "6 stages x 4096 B"
-    source: str  # "search of 10 variants on <device>" | "cached for <device>"
-    rate: float = float("nan")  # what the search measured (GB/s or TFLOP/s)
-    options: tuple[tuple[str, str], ...] = ()  # code options (``emit(tuning=...)``) to build it with
-
-    def describe(self) -> str:
-        return f"tuned: {self.settings} ({self.source})"
-
-
 def device_kind() -> str:
     """``NVIDIA_H200-132sm-cc90``: the GPU kind a tuning holds for."""
-    from ._cupy import cupy, sm_count
+    from ..runtime._cupy import cupy, sm_count
     cp = cupy()
     dev = cp.cuda.Device()
     name = cp.cuda.runtime.getDeviceProperties(dev.id)["name"]
@@ -148,8 +134,8 @@ def tune_gemm_design(design: Design, seed: int | None = None) -> Tuned:
     (``reshape.with_gemm_tiles``), measured once and cached per device and design name."""
     from ..analysis.build.gemm_shapes import gemm_tiles
     from ..codegen.gemm import emit_gemm
-    from ._cupy import sm_count
-    from .gemm_run import GemmData
+    from ..runtime._cupy import sm_count
+    from ..runtime.gemm_run import GemmData
     from .reshape import with_gemm_tiles
     p = design.problem_dict
     m, n, k = int(p["M"]), int(p["N"]), int(p["K"])
@@ -172,9 +158,9 @@ def tune_gemm(family: str, build: Callable[[Any], Design], tiles: Sequence[Any],
     from ..analysis.build.gemm_shapes import GemmTiles
     from ..codegen.gemm import emit_gemm
     from ..errors import PgStudioError
-    from ._cupy import cupy
-    from .gemm_run import GemmData, GemmLauncher, verify
-    from .timing import batch_for, estimate_ms, time_interleaved
+    from ..runtime._cupy import cupy
+    from ..runtime.gemm_run import GemmData, GemmLauncher, verify
+    from ..runtime.timing import batch_for, estimate_ms, time_interleaved
     device = device_kind()
     key = f"gemm/{family}/{data.m}x{data.n}x{data.k}/{data.dtype}"
     hit = cached(device, key)

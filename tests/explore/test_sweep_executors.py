@@ -3,7 +3,7 @@ Ray instance, each with a worker killed mid-sweep: both complete, with equal res
 sweep recomputes nothing already recorded.
 
 Without a GPU (CI) the sweep compiles every variant (NVRTC) and times none.  One Ray instance
-serves the whole test session (``ray_local`` in conftest.py).
+serves the whole test session (``ray_local`` in tests/conftest.py).
 """
 
 import json
@@ -17,7 +17,7 @@ import pytest
 from pgstudio import examples
 from pgstudio.runtime.executor.embedded import EmbeddedExecutor
 from pgstudio.runtime.executor.inline import InlineExecutor
-from pgstudio.runtime.sweep import COMPILED, sweep
+from pgstudio.explore.sweep import COMPILED, sweep
 
 pytestmark = pytest.mark.nvrtc
 

@@ -5,7 +5,7 @@ A variant (``Variant``) is a point of stages x tile x grouping (x consumer warps
 design or a ``(BM, BN, BK)`` shape for a GEMM design (every tile's bytes follow from it, so no
 variant has a tile whose bytes disagree with its shape); ``grouping`` (``designed``,
 ``ungrouped`` or a group mode, schedules derived afresh); ``warps`` of each consumer task and
-code-generator ``options`` (streaming).  ``Variant.build`` applies them (``runtime.reshape``).
+code-generator ``options`` (streaming).  ``Variant.build`` applies them (``explore.reshape``).
 
 ``Variant.key`` ("designed/s4/t8192", "Merge/s3/t128x256x64") identifies a variant across runs,
 machines and result files.  ``space_for(design, ...)`` takes the axes given and the design's

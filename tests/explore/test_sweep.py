@@ -15,10 +15,10 @@ from pgstudio.errors import PgStudioError
 from pgstudio.render.display import bundle
 from pgstudio.render.sweep import sweep_figure
 from pgstudio.runtime._cupy import gpu_available
-from pgstudio.runtime.sweep import (COMPILED, INVALID, OK, SweepRow, SweepTable, sweep, with_grouping, with_stages,
+from pgstudio.explore.sweep import (COMPILED, INVALID, OK, SweepRow, SweepTable, sweep, with_grouping, with_stages,
                                     with_tile)
-from pgstudio.runtime.sweep_jobs import compile_variant
-from pgstudio.runtime.sweep_space import Variant, parse_options, parse_tile, space_for, with_consumer_warps
+from pgstudio.explore.sweep_jobs import compile_variant
+from pgstudio.explore.sweep_space import Variant, parse_options, parse_tile, space_for, with_consumer_warps
 
 
 def test_stages_and_tile_bytes_resize_every_main_pipeline_and_the_problem():
@@ -89,7 +89,7 @@ def test_the_default_space_of_merge_copy_is_48_variants():
 
 @pytest.mark.parametrize("name", list(examples.CANONICAL))
 def test_every_default_variant_of_every_canonical_design_is_valid_and_generates(name):
-    from pgstudio.runtime.sweep_jobs import _emit
+    from pgstudio.explore.sweep_jobs import _emit
     d = examples.example(name)
     space = space_for(d)
     vs, note = space.variants(d)
@@ -239,7 +239,7 @@ def test_warps_and_code_options_are_axes_too(tmp_path, monkeypatch):
                                            ("merge_gemm", Variant("designed", 2, (128, 128, 64)))])
 def test_the_timing_job_rebuilds_its_variant_and_stops_at_the_gpu(name, variant):
     from pgstudio.errors import GpuUnavailable
-    from pgstudio.runtime.sweep_jobs import time_variant
+    from pgstudio.explore.sweep_jobs import time_variant
     design = examples.example(name)
     with pytest.raises(GpuUnavailable):
         time_variant(design.to_json(), variant.as_dict(), {"rounds": 3, "warmup": 1})

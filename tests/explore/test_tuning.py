@@ -1,6 +1,7 @@
-"""Default tuning (runtime.tuning): the per-device cache of choices, the GEMM tile candidates a
-search measures, and (GPU) ``benchmark(design)`` with no options searching once, then reading
-the cache, and saying which settings ran."""
+"""Default tuning (explore.tuning): the per-device cache of choices, the GEMM tile candidates a
+search measures, when a benchmark tunes (``explore.bench.choose_tuning``), and (GPU)
+``pgstudio.benchmark(design)`` with no options searching once, then reading the cache, and saying
+which settings ran."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 
 from pgstudio import examples
 from pgstudio.analysis.build.gemm_shapes import SHAPES_16BIT, gemm_tiles
-from pgstudio.runtime import tuning
+from pgstudio.explore import tuning
 
 
 def test_a_choice_is_kept_per_device_and_key(tmp_path, monkeypatch):
@@ -49,7 +50,7 @@ def test_gemm_candidates_include_the_plain_default_and_split_k_for_few_tiles(m, 
 
 @pytest.mark.gpu
 def test_benchmark_with_no_options_searches_once_then_reads_the_cache(tmp_path, monkeypatch):
-    from pgstudio.runtime import benchmark
+    from pgstudio import benchmark
     monkeypatch.setenv("PGSTUDIO_CACHE", str(tmp_path))
     first = benchmark(examples.merge_copy(), n=1 << 22, rounds=3, progress=False, executor="inline")
     assert first.note.startswith("tuned: ") and "search of" in first.note
@@ -58,3 +59,21 @@ def test_benchmark_with_no_options_searches_once_then_reads_the_cache(tmp_path, 
     assert "cached for" in second.note
     assert first.note.split(" (")[0] == second.note.split(" (")[0]  # the same settings
     assert all(r.median_ms > 0 for r in second.rows)
+
+
+@pytest.mark.gpu
+def test_benchmark_of_a_gemm_design_runs_the_tuned_choice_and_says_which(tmp_path, monkeypatch):
+    from pgstudio.runtime._cupy import require_gpu
+    require_gpu()
+    from pgstudio.examples import merge_gemm
+    from pgstudio import benchmark
+    monkeypatch.setenv("PGSTUDIO_CACHE", str(tmp_path))
+    given = merge_gemm(512, 1024, 2048, bn=128, num_stages=2)  # a choice the tuner would not make
+    t = benchmark(given, rounds=3, progress=False, executor="inline")
+    assert t.note.startswith("tuned: ") and "search of" in t.note and t.design == "merge_gemm"
+    names = [r[0] for r in t.rows]
+    assert names[0] == "merge_gemm" and "merge_gemm_as_designed" in names  # the design as given, beside it
+    again = benchmark(given, rounds=3, progress=False, executor="inline")
+    assert "cached for" in again.note and again.note.split(" (")[0] == t.note.split(" (")[0]
+    plain = benchmark(given, rounds=3, twin=False, tune=False, progress=False, executor="inline")
+    assert plain.note == "" and "merge_gemm_as_designed" not in [r[0] for r in plain.rows]

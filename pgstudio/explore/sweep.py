@@ -26,8 +26,8 @@ from typing import Any, Callable, Iterable
 from ..errors import PgStudioError
 from ..model.design import Design
 from ..model.files import write_atomic
-from .executor import Job, get_executor
-from .progress import Progress
+from ..runtime.executor import Job, get_executor
+from ..runtime.progress import Progress
 from .sweep_jobs import COMPILED, FAILED, INVALID, NOT_RUN, OK, compile_variant, time_variant
 from .sweep_log import SweepLog, design_sha
 from .sweep_space import (DEFAULT_GROUPINGS, DESIGNED, GEMM, GROUPINGS, UNGROUPED, Space, Variant, space_for,
@@ -141,7 +141,7 @@ def _why_not_timed(compile_only: bool | None, ex: Any) -> str:
     if ex.name == "ray":
         return "no GPU in the Ray cluster"
     from ..errors import GpuUnavailable
-    from ._cupy import _gpu_count
+    from ..runtime._cupy import _gpu_count
     try:
         n, why = _gpu_count()
     except GpuUnavailable:
@@ -167,10 +167,10 @@ def run_sweep_cli(design: Design, design_path: str | Path, *, stages: Iterable[i
     out = out or sys.stdout
     ex: Any = executor
     if ray is not None:
-        from .executor.cluster import RayExecutor
+        from ..runtime.executor.cluster import RayExecutor
         ex = RayExecutor(ray)
     elif executor == "embedded" and workers:
-        from .executor.embedded import EmbeddedExecutor
+        from ..runtime.executor.embedded import EmbeddedExecutor
         ex = EmbeddedExecutor(cpu_workers=workers)
     path = None if no_results else Path(results) if results else Path(design_path).with_suffix(".sweep.jsonl")
     try:

@@ -20,7 +20,7 @@ from typing import Any
 
 from ..errors import CompileError, DesignError, GpuUnavailable, PgStudioError
 from ..model.design import Design
-from .executor import WithPayload
+from ..runtime.executor import WithPayload
 from .sweep_space import GEMM, Variant, kind_of
 
 OK, COMPILED, INVALID, FAILED, NOT_RUN = "ok", "compiled", "invalid", "failed", "not run"
@@ -57,7 +57,7 @@ def compile_variant(design_json: str, variant: dict, arch: str = "sm_90a") -> Wi
         return WithPayload({**rec, "status": INVALID, "codes": [code], "message": f"[{code}] {exc}"}, None)
     rec.update(kernel=src.entry, smem_bytes=src.smem_bytes, threads=src.block[0] * src.block[1] * src.block[2],
                source_key=src.key)
-    from .compile import cubin_for
+    from ..runtime.compile import cubin_for
     try:
         cub = cubin_for(src)
     except GpuUnavailable as exc:
@@ -73,9 +73,9 @@ def time_variant(design_json: str, variant: dict, settings: dict, payload: bytes
     v, d = _build(design_json, variant)
     src = _emit(d, v, "sm_90a")
     if payload:
-        from .compile import store_cubin
+        from ..runtime.compile import store_cubin
         store_cubin(src, payload)
-    from .compile import forget
+    from ..runtime.compile import forget
     try:
         return _time(d, src, settings)
     finally:
@@ -87,13 +87,13 @@ def _time(d: Design, src: Any, settings: dict) -> dict:
     seed = settings.get("seed")
     rec: dict[str, Any] = {"phase": "run", "kernel": src.entry, "smem_bytes": src.smem_bytes}
     if kind_of(d) == GEMM:
-        from .gemm_run import run_gemm
+        from ..runtime.gemm_run import run_gemm
         res = run_gemm(d, timing=True, reps=rounds, warmup=warmup, seed=seed,
                        **({"budget_ms": settings["budget_ms"]} if settings.get("budget_ms") else {}))
         rec.update(status=OK, median_ms=res.ms, rate=res.tflops, runs=rounds,
                    rel_error=max(res.errors.values(), default=float("nan")))
         return rec
-    from .run import BUDGET_MS, Launcher, Workload
+    from ..runtime.run import BUDGET_MS, Launcher, Workload
     la = Launcher(src, blocks_per_sm=settings.get("blocks_per_sm"), budget_ms=settings.get("budget_ms") or BUDGET_MS)
     work = Workload.make(d, int(settings.get("n") or src.info["num_elements"]), str(src.info["dtype"]), seed)
     checks = la.verify(work)

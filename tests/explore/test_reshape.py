@@ -1,0 +1,15 @@
+"""Design-to-design reshapes (explore.reshape): what the tuner and the sweep build from a user's design."""
+
+from pgstudio import examples
+from pgstudio.analysis.build.gemm_shapes import gemm_tiles
+from pgstudio.explore.reshape import with_gemm_tiles
+
+
+def test_with_gemm_tiles_builds_what_the_canonical_builder_builds():
+    """The tuner reshapes a user's GEMM design to each tile choice: for merge_gemm it is exactly the
+    design the example builds at that choice (tiles, stages, split-K parts, cluster)."""
+    for m, n, k in ((128, 8192, 8192), (4168, 3000, 1000)):
+        for t in gemm_tiles(m, n, k, "bfloat16", 132):
+            want = examples.merge_gemm(m, n, k, num_stages=t.stages, bm=t.bm, bn=t.bn, bk=t.bk, dtype="bfloat16",
+                                       split_k=t.split_k, cluster=t.cluster)
+            assert with_gemm_tiles(examples.merge_gemm(m, n, k, dtype="bfloat16"), t).to_json() == want.to_json(), t
