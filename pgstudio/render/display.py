@@ -254,7 +254,7 @@ def trace_bundle(trace: Any) -> dict[str, str]:
 DISPLAYS: dict[tuple[str, str], Callable[[Any], dict[str, str]]] = {
     ("pgstudio.model.design", "Design"): design_bundle,
     ("pgstudio.analysis.diagnostics", "Report"): report_bundle,
-    ("pgstudio.analysis.layout", "BarrierLayout"): layout_bundle,
+    ("pgstudio.analysis.barrier_layout", "BarrierLayout"): layout_bundle,
     ("pgstudio.analysis.timeline", "Timeline"): timeline_bundle,
     ("pgstudio.analysis.verdict", "Verdict"): verdict_bundle,
     ("pgstudio.codegen.source", "KernelSource"): source_bundle,

@@ -12,7 +12,8 @@ from ...model.schedule import Loop
 from ...model.targets import DTYPE_BYTES
 from ...model.task import Task
 from ..expr import compute_exprs
-from ..layout import barrier_layout
+from ..accumulators import operands
+from ..barrier_layout import barrier_layout
 from ..resolve import resolve
 from . import fixes
 from .gemm_limits import (B_MAJORS, BN_MULTIPLE, BOOKKEEPING_REGS, CHUNK_ELEMS, CLUSTER_ARCHES, CLUSTER_SHAPES, K_LOOP,
@@ -41,7 +42,7 @@ class Checks:
     def __init__(self, design: Design, arch: str) -> None:
         self.d, self.arch = design, arch
         self.out: list[Diagnostic] = []
-        self.layout = barrier_layout(design)
+        self.layout = barrier_layout(design, arch)  # the counts the kernel initialises (cluster, mma_done)
         self.retiles: list[tuple[Diagnostic, tuple[int, int, int], str]] = []  # fixes that need the tile spaces
 
     def _retile(self, diag: Diagnostic, bm: int, bn: int, bk: int, what: str) -> None:
@@ -318,15 +319,14 @@ class Checks:
     def operands(self, acc: Resource) -> tuple[str, str] | None:
         d = self.d
         deps = d.deps(acc.name)
-        staged = [x for x in deps if d.has_resource(x) and d.resource(x).memory is Memory.SMEM
-                  and d.resource(x).pipeline_config is not None]
-        if len(deps) != 2 or staged != list(deps):
+        pair = operands(d, acc)
+        if pair is None:
             self.out.append(error("codegen.mma_operands", f"accumulator {acc.name!r} depends on {list(deps)}, expected "
                                   "two staged shared-memory tiles (A, B)", (acc.name,),
                                   f"set the dependency graph entry of {acc.name!r} to [smem_a, smem_b], two "
                                   "pipelined MemoryResources"))
             return None
-        a, b = deps
+        a, b = pair
         da, db = d.resource(a).dtype, d.resource(b).dtype
         if da not in OPERAND_DTYPES or db != da:
             self.out.append(error("codegen.operand_dtype", f"operands {a!r} / {b!r} are {da!r} / {db!r}; the tensor-core "

@@ -19,10 +19,13 @@ from dataclasses import dataclass, field
 
 from ...model.design import Design
 from ...model.diagnostic import error
-from ...model.kinds import OpKind, Role
+from ...model.kinds import OpKind
 from ...model.targets import ARCHES, DTYPE_BYTES
 from ...model.task import Task
-from ..layout import BarrierLayout, Staging, copied_out, smem_layout
+from ..accumulators import copied_out
+from ..barrier_layout import BarrierLayout
+from ..cluster import cluster_of
+from ..smem_layout import Staging, smem_layout
 from .gemm_checks import Checks, option_error
 from .gemm_limits import B_MAJORS, MAX_TMA_STORE_TASKS, SPACES, TASK_BAR_BASE, launch_registers, panel_bytes, warpgroup_grid
 from .planned import Planned
@@ -112,7 +115,7 @@ class GemmPlan:
     tma_store_tasks: tuple[str, ...] = ()  # the tasks storing them, in design order
     cluster: tuple[int, int] = (1, 1)  # (CLUSTER_M, CLUSTER_N): blocks per cluster along M and N
     multicast: str | None = None  # the operand tile a cluster shares (TMA multicast, half by each block)
-    peer_sets: tuple[str, ...] = ()  # empty barrier sets of the multicast tile: released in both blocks
+    peer_sets: tuple[str, ...] = ()  # barrier sets the peer block arrives on too (the layout's peers > 1)
 
     def store_barrier(self, task: str) -> int:
         """The named barrier id a task storing through TMA meets on before it releases the staging."""
@@ -186,7 +189,8 @@ def plan_gemm(design: Design, arch: str = "sm_90a", b_major: str | None = None,
     shapes = c.tiles(a, b, b_major, dtype, bm, bn, bk)
     if shapes is None:
         return Planned(None, tuple(c.out))
-    multicast = a if cluster[1] > 1 else b if cluster[0] > 1 else None
+    # the tile a cluster's blocks share and the sets its peers arrive on: the layout's (cluster.py)
+    multicast = cluster_of(d).tile if cluster != (1, 1) else None
     if multicast is not None:
         c.multicast(multicast, shapes[multicast][1])
     c.attach_retiles({**{r: space for r, (space, *_) in shapes.items()}, acc.name: "MN"})
@@ -249,8 +253,7 @@ def plan_gemm(design: Design, arch: str = "sm_90a", b_major: str | None = None,
         mma_wgs=tuple(range(mma.warp_idx // 4, (mma.warp_idx + mma.num_warps) // 4)), tensor_maps=tuple(maps.values()),
         gmem_spaces=gmem_spaces, outputs=tuple(outputs), pointer_inputs=tuple(pointer_inputs), problem=d.problem_dict,
         tma_stores=tma_stores, tma_store_tasks=store_tasks, cluster=cluster, multicast=multicast,
-        peer_sets=tuple(bs.name for bs in layout.sets if multicast in bs.members and bs.role is Role.EMPTY)
-        if multicast else ()))
+        peer_sets=tuple(bs.name for bs in layout.sets if bs.peers > 1)))
 
 
 __all__ = ["GemmPlan", "SPACES", "TensorMap", "Tile", "plan_gemm"]

@@ -2,10 +2,11 @@
 
 The kernel scope: the header comment, the prelude and the architecture's helpers, the signature
 (tensor maps, output and input pointers, the problem size, the watchdog, split-K's workspace),
-shared-memory alignment, the barriers of ``barrier_layout(design)`` initialised with their
-counts, the work units (``scheduler.py``), then one role branch per task (``task.py``) inside its
-warpgroup.  The problem size (M, N, K) is a kernel argument: one compiled kernel serves every
-shape of the same tiles; loops over ``num_tiles`` are persistent (tile = blockIdx.x; tile +=
+shared-memory alignment, the barriers of ``barrier_layout(design, arch)`` initialised with the
+layout's counts (a cluster's shared tile counting its peers' releases), the work units
+(``scheduler.py``), then one role branch per task (``task.py``) inside its warpgroup.  The
+problem size (M, N, K) is a kernel argument: one compiled kernel serves every shape of the same
+tiles; loops over ``num_tiles`` are persistent (tile = blockIdx.x; tile +=
 gridDim.x).
 """
 
@@ -107,11 +108,12 @@ def emit_gemm(design: Design, *, arch: str = "sm_90a", b_major: str | None = Non
       "const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;")
     c(*scheduler.work_units(p))
     with c.block("if (threadIdx.x == 0)"):
-        for bset in p.layout.sets:
-            peers = p.cluster_size if bset.name in p.peer_sets else 1  # released by both blocks of a cluster
+        for bset in p.layout.sets:  # the layout's counts: a cluster's shared tile counts its peers' releases
             for st in range(bset.stages):
-                c(f"pg_mbar_init(bar0 + {8 * (bset.first + st)}u, {bset.init_count * peers}u);  // {bset.name}[{st}]"
-                  + (f", tx {bset.tx_bytes} B" if bset.tx_bytes else "") + (f", x{peers}: both blocks release" if peers > 1 else ""))
+                slot = p.layout.slot(bset.name, st)
+                c(f"pg_mbar_init(bar0 + {slot.offset}u, {slot.arrive_count}u);  // {bset.name}[{st}]"
+                  + (f", tx {slot.tx_bytes} B" if slot.tx_bytes else "")
+                  + (f", x{bset.peers}: both blocks release" if bset.peers > 1 else ""))
         c("pg_mbar_init_fence();")
     if not sm90:
         sm100.tmem_setup(c, p)

@@ -24,13 +24,25 @@ def _tmem_columns(p) -> int:
     return tcgen05.tmem_columns(p.bn, p.design.resource(p.acc).pipeline_config.num_stages)
 
 
+def mma_done(p):
+    """The accumulator's ``mma_done`` set of the layout (``barrier_layout.internal_sets``)."""
+    return p.layout.internal_for(p.acc, "mma_done")
+
+
+def xbar_offset(p, stage: int) -> int:
+    """Bytes from ``xbar`` (the end of the pipeline barriers) to ``mma_done[stage]``."""
+    return p.layout.slot(mma_done(p).name, stage).offset - p.layout.num_bytes
+
+
 def tmem_setup(c, p) -> None:
-    """Kernel scope, before the CTA barrier: the mma_done barriers and the tensor-memory allocation."""
-    stages = p.design.resource(p.acc).pipeline_config.num_stages
+    """Kernel scope, before the CTA barrier: the mma_done barriers (the layout's slots and
+    counts) and the tensor-memory allocation."""
+    done = mma_done(p)
     c(f"const u32 xbar = bar0 + {p.layout.num_bytes}u;  // sm_100a extras: TMEM address slot, mma_done[stages]")
     with c.block("if (threadIdx.x == 0)"):
-        for st in range(stages):
-            c(f"pg_mbar_init(xbar + {8 + 8 * st}u, 1u);  // mma_done[{st}]: tcgen05.commit of the tile's MMAs")
+        for st in range(done.stages):
+            c(f"pg_mbar_init(xbar + {xbar_offset(p, st)}u, {p.layout.slot(done.name, st).arrive_count}u);  "
+              f"// mma_done[{st}]: tcgen05.commit of the tile's MMAs")
         c("pg_mbar_init_fence();")
     c(f"if (warp == {p.mma_task.warp_idx}) tmem_alloc(xbar, {_tmem_columns(p)}u);  // the accumulator's tensor memory",
       "tc_fence_before();")
@@ -74,7 +86,7 @@ class Sm100Steps:
         c, p = self.c, self.p
         st = p.staging
         v = self.v(full.cursor)
-        done = f"(xbar + 8u + 8u * (u32)s_{v})"
+        done = f"(xbar + {xbar_offset(p, 0)}u + 8u * (u32)s_{v})"  # the layout's mma_done[s]
         # mma_done[s] completes its phase 0 first: the opposite parity of the producer cursor,
         # whose phase starts at 1 (START_PHASE)
         c(f"if (tt == 0) umma_commit({done});  // arrives once every MMA of this tile completed",
@@ -102,4 +114,4 @@ class Sm100Steps:
           f"if (tt == 0) pg_mbar_arrive({self.addr(full)});  // umma commit: results in place")
 
 
-__all__ = ["MAP_SM100", "Sm100Steps", "tmem_base", "tmem_setup", "tmem_teardown"]
+__all__ = ["MAP_SM100", "Sm100Steps", "mma_done", "tmem_base", "tmem_setup", "tmem_teardown", "xbar_offset"]
