@@ -16,6 +16,11 @@ between the design's loop bounds (``loops.py``: then a finding at those counts i
 the steps the violation depends on (``causal_slice``); a deadlock's (or an unbalanced end's) is
 the whole run into that state, the shortest the search found.
 
+A thread-block cluster is checked as one block whose arrivals on the shared tile's empty barrier
+count for every block of the cluster (``cluster.py`` says why that is exact, and refuses the
+clusters it does not cover with ``analysis.cluster``); on a design that targets sm_100a the
+accumulator's ``mma_done`` barriers are checked too (``program.py``).
+
     >>> from pgstudio import examples
     >>> check(examples.merge_copy(), iterations=4).status
     'SAFE'

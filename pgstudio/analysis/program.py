@@ -13,6 +13,13 @@ complement on the producer side (producers start at parity 1); a commit or relea
 
 Loop counts come from ``loops.py``: loops shrink to a few iterations, but bounds that differ
 stay different (by the same amount), and when they cannot, ``Program.caveats`` says why.
+
+What the barrier layout adds to the table runs too.  A cluster's blocks are one block here, by
+the symmetry rule of ``cluster.py``: an arrival on a set with ``peers`` > 1 counts ``peers``
+times (this block's and the peers' same arrival), and a cluster the rule does not cover is
+refused (``analysis.cluster``).  Where the layout has sm_100a ``mma_done`` barriers, an umma
+commit's arrive on full is preceded by tcgen05.commit arriving once on the stage's ``mma_done``
+and the task waiting for that phase, as the generator writes it.
 """
 
 from __future__ import annotations
@@ -23,12 +30,13 @@ from typing import Mapping
 
 from ..errors import DesignError
 from ..model.design import Design
-from ..model.kinds import OpKind, Who
-from ..model.protocol import wait_parity
+from ..model.kinds import OpKind, Verb, Who
+from ..model.protocol import wait_parity, waiter
 from ..model.resource import alias_roots
 from ..model.schedule import Step
 from ..model.targets import DTYPE_BYTES
-from .layout import BarrierLayout, barrier_layout
+from .barrier_layout import BarrierLayout, barrier_layout
+from .cluster import require_modelled
 from .loops import executed_steps, loop_counts, shrink, trip_count
 from .resolve import ResolvedLoop, ResolvedStep, TaskPlan, resolve
 
@@ -115,8 +123,8 @@ class Program:
     caveats: tuple[str, ...] = ()  # why the loop counts do not keep the design's relations (loops.py)
 
     def slot_counts(self) -> tuple[int, ...]:
-        """Init count of every slot, in slot order."""
-        return tuple(s.arrive_count for s in self.layout.slots)
+        """Init count of every slot, in slot order (the generator's internal slots last)."""
+        return tuple(s.arrive_count for s in self.layout.all_slots)
 
 
 
@@ -145,7 +153,9 @@ class _Unroller:
         self.counts = counts
         self.problem = design.problem_dict
         self.roots = alias_roots(design.resources)
-        self.first = {s.name: s.first for s in layout.sets}
+        self.first = {s.name: s.first for s in layout.all_sets}
+        self.peers = {s.name: s.peers for s in layout.sets}
+        self.set_members = {s.name: s.members for s in layout.sets}
         self.res = {r.name: r for r in design.resources}
         self.groups = {g.name: g for g in design.groups}
 
@@ -190,8 +200,8 @@ class _Unroller:
             f = self.facts[id(rs)] = self._facts(rs)
         stage, rnd, side = self._where(rs.cursor)
         acts = tuple(Act(verb, name, role, self.first[name] + stage, stage, rnd,
-                         wait_parity(side, rnd) if verb == "wait" else -1, arrivals, tx, who)
-                     for verb, name, role, arrivals, tx, who in f["acts"])
+                         wait_parity(waits or side, rnd) if verb == "wait" else -1, arrivals, tx, who)
+                     for verb, name, role, arrivals, tx, who, waits in f["acts"])
         members = f["members"]
         kw: dict = {}
         if step.op == "wait":
@@ -230,13 +240,29 @@ class _Unroller:
         acts = []
         for a in rs.actions:
             arrivals = {Who.ONE: 1, Who.ALL: t.num_threads, Who.COPY: 0}[a.who] if a.verb.startswith("arrive") else 0
+            if a.verb == "arrive":  # a cluster's shared tile: the peers' same arrivals (cluster.py's symmetry rule)
+                arrivals *= self.peers[a.set]
             tx = (self._tile(step.target) or a.bytes) if a.verb == "complete_tx" else a.bytes
-            acts.append((a.verb, a.set, a.role, arrivals, tx, a.who))
+            acts += self._mma_done(a)
+            acts.append((a.verb, a.set, a.role, arrivals, tx, a.who, None))
         members = self.groups[step.target].member_names if step.via == "group" else (step.target,)
         f = {"acts": tuple(acts), "members": members, "tile": self._tile(step.target), "dma": False}
         if step.is_work:
             f.update(self._work(rs))
         return f
+
+    def _mma_done(self, a) -> list[tuple]:
+        """Before an umma commit's arrive on full, where the layout has ``mma_done`` barriers
+        (sm_100a): tcgen05.commit arrives once on the stage's ``mma_done`` and the task waits
+        for that phase (its waiter's parity) before it reads tensor memory out."""
+        if not (a.after_mma and a.role == "full" and a.verb == "arrive"):
+            return []
+        for m in self.set_members[a.set]:
+            done = self.layout.internal_for(m, "mma_done")
+            if done is not None:
+                return [(Verb.ARRIVE, done.name, done.role, 1, 0, Who.ONE, None),  # tcgen05.commit arrives once
+                        (Verb.WAIT, done.name, done.role, 0, 0, Who.ONE, waiter(done.role))]
+        return []
 
     def _work(self, rs: ResolvedStep) -> dict:
         t, step, res = self.t, rs.step, self.res
@@ -275,6 +301,7 @@ def unroll(design: Design, counts: Mapping[str, int] | None = None, layout: Barr
     """Every task's steps over the chosen loop counts (``counts``: from ``loops.shrink`` by default,
     whose caveats the program keeps).  A program of more than ``max_steps`` executed steps is
     refused before it is built (the checker passes None: its own budget answers INCOMPLETE)."""
+    require_modelled(design, "pgstudio's simulator and checker")
     layout = layout or barrier_layout(design)
     caveats: tuple[str, ...] = ()
     if counts is None:
