@@ -32,7 +32,10 @@ def parity_text(bset: Any, stage: int) -> str:
     """'the producer waits with parity 1, 0, 1 in iterations 1, 4, 7, ...'."""
     its = ", ".join(map(str, iterations(bset.stages, stage)))
     pars = ", ".join(map(str, parities(bset.role)))
-    return f"the {waiter(bset.role)} waits with parity {pars} in iterations {its}, ..."
+    who = f"the {waiter(bset.role)}"
+    if getattr(bset, "arch", "") and bset.waiters:  # a generator's own barrier: its task, not a side
+        who = ", ".join(bset.waiters)
+    return f"{who} waits with parity {pars} in iterations {its}, ..."
 
 
 def buffer_of(buffers: dict[str, Any] | None, resource: str) -> Any:
@@ -60,10 +63,32 @@ def guard_lines(bset: Any, stage: int, buffers: dict[str, Any] | None) -> list[s
     return out
 
 
+def arrivers_text(bset: Any) -> str:
+    """Who arrives on a set: its tasks, how when it is not a plain arrive ('mma (tcgen05.commit)'),
+    and a cluster's peers ('mma + peer mma (mapa)')."""
+    text = ", ".join(bset.arrivers) or "-"
+    if getattr(bset, "via", ""):
+        text += f" ({bset.via})"
+    if getattr(bset, "peer_arrivers", ()):
+        text += f" + peer {', '.join(bset.peer_arrivers)} (mapa)"
+    return text
+
+
+def peers_text(bset: Any) -> str:
+    """'counts the releases of 2 blocks (1 each); 8192 of its tx bytes land from the peers', or ''."""
+    parts = []
+    if getattr(bset, "peers", 1) > 1:
+        parts.append(f"counts the arrivals of {bset.peers} blocks of a cluster ({bset.block_count} each)")
+    if getattr(bset, "peer_tx", 0):
+        parts.append(f"{bset.peer_tx} of its tx bytes land from the peer blocks' multicast copies")
+    return "; ".join(parts)
+
+
 def arrive_text(slot: Any) -> str:
     """'arrivals per phase: 128 threads = 4 warps + 16384 tx bytes'."""
     tx = f" + {slot.tx_bytes} tx bytes" if slot.tx_bytes else ""
     return f"arrivals per phase: {style.fmt_threads(slot.arrive_count)}{tx}"
 
 
-__all__ = ["ROUNDS", "arrive_text", "buffer_of", "fmt_range", "guard_lines", "iterations", "parities", "parity_text"]
+__all__ = ["ROUNDS", "arrive_text", "arrivers_text", "buffer_of", "fmt_range", "guard_lines", "iterations", "parities",
+           "parity_text", "peers_text"]

@@ -53,16 +53,17 @@ def _chars(n: int, fontsize: float) -> float:
 
 
 def _task_lines(s: Any) -> tuple[str, str]:
-    arrive = f"arrive: {', '.join(s.arrivers)}" if s.arrivers else ""
+    arrive = f"arrive: {_slots.arrivers_text(s)}" if s.arrivers else ""
     wait = f"wait: {', '.join(s.waiters)}" if s.waiters else ""
     return arrive, wait
 
 
 def _set_label(s: Any, compact: bool = False) -> str:
+    blocks = f" ({s.peers} blocks)" if s.peers > 1 else ""
     if compact:
         tx = f" tx {style.fmt_bytes(s.tx_bytes)}" if s.tx_bytes else ""
-        return f"{s.label} x{s.stages} n{s.init_count}{tx}"
-    return f"{s.label} x{s.stages}"
+        return f"{s.label} x{s.stages} n{s.init_count}{tx}{blocks}"
+    return f"{s.label} x{s.stages}{blocks}"
 
 
 def _guards(s: Any) -> str:
@@ -81,7 +82,11 @@ def _cell_text(slot: Any, bset: Any) -> str:
 
 def owner_kind(sets: list) -> str:
     """What an owner is, read off its sets (a layout needs no design for this): the group mode
-    whose shared barriers (per the protocol table) are exactly the owner's shared sets."""
+    whose shared barriers (per the protocol table) are exactly the owner's shared sets; a row of
+    a generator's own barriers (sm_100a ``mma_done``) says whose."""
+    archs = {s.arch for s in sets}
+    if "" not in archs:
+        return f"{', '.join(sorted(archs))} generator"
     shared = {s.role for s in sets if s.shared}
     for mode in PipelineGroupMode:
         if shared and shared == set(mode.shared_barriers):
@@ -121,8 +126,8 @@ def _plan(layout: Any, max_cells: int, buffers: dict | None = None, compact: boo
     """Rows of positioned sets: a new row per owner, wrapped at set boundaries past max_cells
     (``compact``: set labels only; no task, guard or buffer lines)."""
     by_owner: dict[str, list] = {}
-    for s in layout.sets:
-        by_owner.setdefault(s.owner, []).append(s)
+    for s in layout.all_sets:  # a generator's own barriers (sm_100a mma_done) on a row of their own
+        by_owner.setdefault(s.owner + (f" [{s.arch}]" if s.arch else ""), []).append(s)
     rows: list[_Row] = []
     for owner, sets in by_owner.items():
         row = _Row(owner, owner_kind(sets), False)
@@ -181,7 +186,7 @@ def _draw_rows(ax: Any, layout: Any, rows: list[_Row], top: float, label_w: floa
     ``buffer-<resource>`` and ``buffer-<resource>-<stage>`` (a data buffer and its stages).
     ``compact``: no cell texts, no task or guard lines, one offset per row (see the module docstring)."""
 
-    with_tasks = not compact and any(s.arrivers or s.waiters for s in layout.sets)
+    with_tasks = not compact and any(s.arrivers or s.waiters for s in layout.all_sets)
     from matplotlib.collections import LineCollection
 
     cells: dict[tuple[str, str], list] = {}  # (face, edge) -> rectangles
@@ -212,7 +217,7 @@ def _draw_rows(ax: Any, layout: Any, rows: list[_Row], top: float, label_w: floa
                 ax.text(cx, by + 0.29, "\n".join(_task_lines(s)), ha="center", va="bottom", fontsize=FS_TASK,
                         color=style.INK, linespacing=1.35, gid=f"{panel}tasks-{s.name}")
             for stage in range(s.stages):
-                slot = layout.slots[s.first + stage]
+                slot = layout.all_slots[s.first + stage]
                 key = (style.stage_colour(slot.stage), colour)
                 cells.setdefault(key, []).append((x + stage, cells_top - CELL_H, 1.0, CELL_H))
                 if compact and (stage or s is not row.sets[0][0]):
@@ -241,7 +246,7 @@ def _draw_rows(ax: Any, layout: Any, rows: list[_Row], top: float, label_w: floa
 
 
 def _legend_items(layouts: list) -> list[tuple[str, dict]]:
-    stages = max((s.stages for lay in layouts for s in lay.sets), default=0)
+    stages = max((s.stages for lay in layouts for s in lay.all_sets), default=0)
     items = [(f"{role} barrier ({side} arrives)", {"facecolor": "white", "edgecolor": style.ROLE[role], "linewidth": 2})
              for role, side in (("full", "producer"), ("empty", "consumer"))]
     return items + _legend.stage_items(stages)
@@ -314,7 +319,7 @@ def _compose(panels: list, title: str, max_cells: int, strips: bool = False) -> 
     label_w = max(_label_width(rows) for *_, rows in plans) if not (compact and strips) else 4.0
     content = max((r.width for *_, rows in plans for r in rows), default=4.0 if not (compact and strips) else 16.0)
     width_in = max((label_w + content + 0.3) * CELL_IN, 7.0)
-    heights = [sum(_row_height(not compact and any(s.arrivers or s.waiters for s in lay.sets), r) for r in rows) + 0.1
+    heights = [sum(_row_height(not compact and any(s.arrivers or s.waiters for s in lay.all_sets), r) for r in rows) + 0.1
                for _, lay, _, rows in plans]
     head = 0.45 if len(panels) > 1 else 0.0
     strip_h = (len(panels) * (MINI + 0.18) + 0.2) if strips else 0.0

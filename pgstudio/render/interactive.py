@@ -155,10 +155,14 @@ def timeline_spec(timeline: Any, *, selected: int | None = None, title: bool = T
 def slot_text(layout: Any, s: Any, buffers: dict[str, Any] | None = None) -> str:
     """A barrier slot in words (``_slots``): set, stage, arrivals as threads and warps, tx bytes,
     who waits with which parity in which iterations, and the shared-memory bytes it guards."""
-    bset = next((b for b in layout.sets if b.name == s.set), None)
+    bset = next((b for b in layout.all_sets if b.name == s.set), None)
     lines = [f"slot {s.index} at byte {s.offset}: {s.set} stage {s.stage}", _slots.arrive_text(s)]
     if bset is not None:
-        lines.append(f"arrive: {', '.join(bset.arrivers) or '-'}; wait: {', '.join(bset.waiters) or '-'}")
+        lines.append(f"arrive: {_slots.arrivers_text(bset)}; wait: {', '.join(bset.waiters) or '-'}")
+        if _slots.peers_text(bset):
+            lines.append(_slots.peers_text(bset))
+        if bset.arch:
+            lines.append(f"the {bset.arch} generator's own barrier, after the tensor-memory slot")
         lines.append(_slots.parity_text(bset, s.stage))
         lines.extend(_slots.guard_lines(bset, s.stage, buffers))
     return "<br>".join(lines)
@@ -175,10 +179,10 @@ def barrier_spec(layout: Any, smem: Any = None, *, selected: int | None = None, 
     threads and warps, tx bytes, arrivers and waiters, and the buffer stage it guards (``smem``:
     ``smem_layout(design)``)."""
     buffers = {b.resource: b for b in getattr(smem, "buffers", ())}
-    rows = [f"{b.name}" for b in layout.sets]
+    rows = [f"{b.name}" for b in layout.all_sets]
     traces: list[dict] = []
     for role in ("full", "empty"):
-        slots = [s for s in layout.slots if style.role_of(s.set) == role]
+        slots = [s for s in layout.all_slots if style.role_of(s.set) == role]
         if not slots:
             continue
         traces.append(_columns(dict(
@@ -191,7 +195,7 @@ def barrier_spec(layout: Any, smem: Any = None, *, selected: int | None = None, 
             marker={"color": [style.stage_colour(s.stage) for s in slots],
                     "line": {"color": style.ROLE[role], "width": [4 if s.index == selected else 2 for s in slots]}},
             hovertemplate="%{hovertext}<extra></extra>", width=0.7)))
-    stages = max((b.stages for b in layout.sets), default=1)
+    stages = max((b.stages for b in layout.all_sets), default=1)
     frame = dict(
         barmode="overlay", margin={"l": 10, "r": 10, "t": 40, "b": 30},
         xaxis={"title": "stage", "tickmode": "array", "tickvals": [k + 0.5 for k in range(stages)],

@@ -87,7 +87,7 @@ def slot_link(design: Any, layout: Any, index: int, source: Any = None) -> Link:
     """The barrier set of a slot, its owner (a resource or group) and where the kernel declares it."""
     from ..render.interactive import slot_text
 
-    s = layout.slots[index]
+    s = layout.all_slots[index]
     src_line = 0
     if source is not None:
         src_line = next((ln for ln, elem in source.line_map if elem == f"barrier {s.set}"), 0)

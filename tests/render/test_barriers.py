@@ -161,3 +161,18 @@ def test_svg_and_png_output():
     assert svg == layout_svg(layout)  # deterministic
     assert to_png(barrier_figure(layout)).startswith(b"\x89PNG")
     assert to_svg(comparison_figure(examples.merge_copy())).count("<svg") == 1
+
+
+def test_a_cluster_and_the_sm100a_mma_done_barriers_show_in_the_figure():
+    layout = barrier_layout(examples.merge_gemm(cluster=(1, 2)).with_targets("sm_90a", "sm_100a"))
+    fig = barrier_figure(layout)
+    texts = _texts(fig)
+    assert texts["set-ab.shared_empty"] == "shared_empty x3 (2 blocks)"
+    assert texts["tasks-ab.shared_empty"].startswith("arrive: mma + peer mma (mapa)\n")
+    assert texts["set-tmem_c.mma_done"] == "mma_done x1"
+    assert texts["tasks-tmem_c.mma_done"] == "arrive: mma (tcgen05.commit)\nwait: mma"
+    assert texts["row-tmem_c [sm_100a]"] == "tmem_c [sm_100a]"
+    done = layout.internal_slots[0]
+    assert texts[f"offset-{done.index}"] == str(done.offset) == str(layout.num_bytes + 8)  # past the TMEM slot
+    assert "arrive 2" in texts[f"slot-{layout.slot('ab.shared_empty', 0).index}"]
+    assert owner_kind(list(layout.internal)) == "sm_100a generator"

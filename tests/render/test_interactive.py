@@ -62,3 +62,16 @@ def test_a_widget_update_sends_what_changed_and_asks_the_page_to_fit_the_plot():
     assert sent["height"] == big["layout"]["height"] and not any(k.startswith("font") for k in sent)
     assert relayouts[-1] == {"autosize": True}
     assert sum(len(t.x) for t in widget.data) == sum(len(t["x"]) for t in big["data"])
+
+
+def test_barrier_grid_has_the_mma_done_slots_and_a_clusters_peers():
+    layout = barrier_layout(examples.merge_gemm(cluster=(1, 2)).with_targets("sm_100a"))
+    fig = barrier_plot(layout)
+    ids = sorted(int(c) for tr in fig.data for c in tr.customdata)
+    assert ids == [s.index for s in layout.all_slots] and len(ids) == layout.num_barriers + 1
+    assert "tmem_c.mma_done" in fig.layout.yaxis.categoryarray
+    done = layout.internal_slots[0]
+    text = slot_text(layout, done)
+    assert "arrive: mma (tcgen05.commit); wait: mma" in text and "sm_100a generator's own barrier" in text
+    shared = slot_text(layout, layout.slot("ab.shared_empty", 0))
+    assert "mma + peer mma (mapa)" in shared and "counts the arrivals of 2 blocks of a cluster (1 each)" in shared
