@@ -16,7 +16,7 @@ from ..errors import DesignError
 from ..model.config import check_config, group_for_threads, threads_text
 from ..model.derive import DEFAULT_ITERATIONS, TILES, is_derived
 from ..model.design import Design
-from ..model.diagnostic import Diagnostic, error, fix, with_fixes
+from ..model.diagnostic import Diagnostic, error, fix, warning, with_fixes
 from ..model.group_rules import check_group
 from ..model.kinds import OpKind
 from ..model.names import name_problem, suggest_name
@@ -31,6 +31,8 @@ from .build.fixes import free_warps
 from .build.rules import known_targets, per_target, rule_codegen
 from .expr import compute_exprs
 from .layout import barrier_layout, smem_layout
+from .phases import phase_leads
+from .trips import short_loops
 from .uses import barrier_uses, unequal
 
 Rule = Callable[[Design], Iterator[Diagnostic]]
@@ -250,10 +252,14 @@ def rule_arrive_counts(d: Design) -> Iterator[Diagnostic]:
                 agent = cfg.group(side).agent
                 text = threads_text(want, agent)
                 new = group_for_threads(want, agent)
+                lead = (f"; each round of its {want} arrivals completes {want / got:g} phases, so the other side "
+                        f"can run ahead of it (a wait names a parity: phase r + 2 looks like phase r)"
+                        if 0 < 2 * got <= want else "")
                 yield error("config.arrive_count",
                             f"resource {r.name!r} ({cfg.pipeline_type}): {side}_group is {threads_text(got, agent)}, "
                             f"expected {threads_text(want, new.agent)} "
-                            f"(task {task.name!r} has {task.num_warps} warp{'s' if task.num_warps != 1 else ''} and {why})",
+                            f"(task {task.name!r} has {task.num_warps} warp{'s' if task.num_warps != 1 else ''} and {why})"
+                            f"{lead}",
                             (r.name, task.name), f"set {side}_group to {text}",
                             [fix(f"set {r.name}'s {side}_group to {text}", "set_resource", r.name,
                                  **{f"{side}_agent": new.agent.value, f"{side}_size": new.size})])
@@ -363,10 +369,15 @@ def rule_loops(d: Design) -> Iterator[Diagnostic]:
     attached = {t.name for t in d.tasks if not is_derived(t.schedule)}
     derived = problem.get(TILES, DEFAULT_ITERATIONS)  # what a derived schedule's outer loop runs
     said: set[str] = set()
+    try:  # a side that signals twice per wait also makes unequal totals: schedule.phase_lead says why
+        led = {x.set for x in phase_leads(d)}
+    except (DesignError, LookupError, TypeError, ValueError, AttributeError):
+        led = set()
+    zero = [s for s in short_loops(d) if s.trips == 0]
     for name, per in unequal(uses):
         bs = sets.get(name)
         who = bs.members[0] if bs is not None and len(bs.members) == 1 else (bs.owner if bs else name)
-        if who in said:
+        if who in said or name in led:
             continue
         said.add(who)
         totals: dict[str, int] = {}
@@ -374,11 +385,17 @@ def rule_loops(d: Design) -> Iterator[Diagnostic]:
             totals.setdefault(task, n)
         ends = tuple(totals)
         detail = ", ".join(f"{task!r} {verb}s {n} times" for (task, verb), n in per.items())
+        names = {who, *(bs.members if bs else ()), *((bs.owner,) if bs else ())}
+        cause = [z for z in zero if z.task in ends and names & set(z.targets)]
+        why = (f"; the cause is a zero trip count: {'; '.join(map(str, cause))}, so that task never reaches the "
+               f"barrier and the other side waits forever" if cause else "")
         yield error("schedule.iterations",
                     f"resource {who!r}: its tasks run different numbers of iterations "
                     f"({', '.join(f'{n!r}={c}' for n, c in totals.items())}); over their whole schedules on barrier "
-                    f"{name}: {detail}; the pipeline would deadlock",
-                    (who, *ends), "give both tasks the same loops, with one bracket of the resource per iteration",
+                    f"{name}: {detail}; the pipeline would deadlock{why}",
+                    (who, *ends), ("give the loop that runs 0 times the bounds of the other side's loop, "
+                                   "with one bracket of the resource per iteration") if cause else
+                    "give both tasks the same loops, with one bracket of the resource per iteration",
                     [fix(f"re-derive task {n}'s schedule", "use_derived_schedule", n) for n in ends
                      if n in attached and totals[n] != derived])
 
@@ -388,6 +405,87 @@ def _all_loops(nodes) -> Iterator:
         if isinstance(n, Loop):
             yield n
             yield from _all_loops(n.body)
+
+
+def rule_trip_counts(d: Design) -> Iterator[Diagnostic]:
+    """A pipeline that every task brackets at most once over its whole schedule never wraps its
+    ring: a warning naming the loops that run once (or never) and their bounds (``trips.py``).
+    Unequal counts are ``schedule.iterations`` errors; no fix is offered: the problem size is the
+    user's to choose."""
+    try:
+        uses = barrier_uses(d)
+        sets = {s.name: s for s in barrier_layout(d).sets}
+    except (DesignError, LookupError, TypeError, ValueError, AttributeError):  # broken elsewhere: other rules say why
+        return
+    owners: dict[str, list] = {}
+    for name, per in uses.items():
+        if name in sets:
+            owners.setdefault(sets[name].owner, []).append((sets[name], per))
+    short = short_loops(d)
+    for owner, found in owners.items():
+        counts = {n for _, per in found for n in per.values()}
+        if any(len(set(per.values())) > 1 for _, per in found) or max(counts) > 1:
+            continue  # unequal (schedule.iterations) or the ring turns
+        members = tuple(dict.fromkeys(m for bs, _ in found for m in bs.members))
+        tasks = tuple(dict.fromkeys(task for _, per in found for task, _ in per))
+        stages = max(bs.stages for bs, _ in found)
+        loops = [s for s in short if s.task in tasks and {owner, *members} & set(s.targets)]
+        said = "; ".join(map(str, loops)) or "no loop repeats its bracket"
+        what = f"pipeline {owner!r}" + (f" ({', '.join(members)})" if members != (owner,) else "")
+        if max(counts) == 0:
+            yield warning("schedule.trip_count",
+                          f"{what}: no task ever brackets it ({said}): the pipeline never runs, and a side whose "
+                          f"count differs would wait forever", (owner, *tasks),
+                          "give the loops a problem size of at least one iteration, or drop the pipeline")
+            continue
+        yield warning("schedule.trip_count",
+                      f"{what}: every task brackets it once over its whole schedule ({said}): its {stages}-stage "
+                      f"ring never wraps and no wait sees a flipped phase, so a run at this size exercises none "
+                      f"of the pipeline's phase logic", (owner, *tasks),
+                      f"try a problem of at least {2 * stages + 1} iterations (every stage in both phases, and "
+                      f"one more) before trusting the design")
+
+
+def rule_phase_leads(d: Design) -> Iterator[Diagnostic]:
+    """No side can run two phases ahead of the side that waits on it (``phases.py``): a wait
+    names a parity, so phase r + 2 looks like phase r."""
+    try:
+        leads = phase_leads(d)
+    except (DesignError, LookupError, TypeError, ValueError, AttributeError):  # broken elsewhere: other rules say why
+        return
+    counted = {w for diag in rule_arrive_counts(d) for w in diag.where}  # config.arrive_count says why
+    yield from _rederive(d, (_phase_lead(d, x) for x in leads
+                             if x.kind == "unguarded" or not counted & {x.owner, *_set_members(d, x.set)}))
+
+
+def _set_members(d: Design, name: str) -> tuple[str, ...]:
+    return next(s.members for s in barrier_layout(d).sets if s.name == name)
+
+
+def _phase_lead(d: Design, x) -> Diagnostic:
+    bs = next(s for s in barrier_layout(d).sets if s.name == x.set)
+    who = bs.members[0] if len(bs.members) == 1 else bs.owner
+    waiters = " and ".join(map(repr, x.waiters)) or "the other side"
+    if x.kind == "unguarded":
+        producer = x.side == "producer"
+        skipped, other = ("acquire", "empty") if producer else ("wait", "full")
+        ahead = (f"{x.task!r} can run more than {bs.stages} stages ahead of {waiters} and commit twice into a stage "
+                 f"before it is released" if producer else
+                 f"each such release frees a stage nobody waited for, so {waiters} can run two phases ahead and "
+                 f"commit into a stage {x.task!r} still reads")
+        return error("schedule.phase_lead",
+                     f"task {x.task!r}: {x.step} signals {x.set} in a pass that has not waited on {who!r}'s {other} "
+                     f"barrier since its last {'commit' if producer else 'release'}: {ahead}; a wait names a parity, "
+                     f"so phase r + 2 looks like phase r", (who, x.task),
+                     f"{skipped} {who!r} once before each {'commit' if producer else 'release'} (one "
+                     f"{'acquire()..commit()' if producer else 'wait()..release()'} bracket per iteration)")
+    return error("schedule.phase_lead",
+                 f"barrier {x.set}: one round of {x.task!r} arrives {x.arrivals} times on it, but its init count is "
+                 f"{x.init_count}: each round completes {x.phases:g} phases, so {waiters} can run "
+                 f"{x.phases:g} phases ahead and pass a wait nobody signalled; a wait names a parity, so phase r + 2 "
+                 f"looks like phase r", (who, x.task),
+                 f"make the init count of {x.set} the {x.arrivals} arrivals of a round (the {x.side}_group of "
+                 f"{', '.join(map(repr, bs.members))})")
 
 
 def rule_smem(d: Design) -> Iterator[Diagnostic]:
@@ -432,6 +530,8 @@ RULES: tuple[RuleSpec, ...] = (
     RuleSpec("compute", rule_compute, "compute expressions parse over their dependencies"),
     RuleSpec("schedule.release_before_use", rule_release_order, "upstream release after downstream DMA issue"),
     RuleSpec("schedule.iterations", rule_loops, "pipeline endpoints run equal iteration counts"),
+    RuleSpec("schedule.trip_count", rule_trip_counts, "pipelined loops run more than once (warning)"),
+    RuleSpec("schedule.phase_lead", rule_phase_leads, "no side runs two phases ahead of its waiters"),
     RuleSpec("resource.alias_unordered", rule_aliasing, "aliased buffers are ordered by a Fork"),
     RuleSpec("codegen", rule_codegen, "the code generators build the design for every target", needs_consistent=True),
     RuleSpec("smem", rule_smem, "shared memory fits the block on every target"),

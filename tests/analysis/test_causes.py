@@ -24,7 +24,9 @@ def test_fork_on_the_gemm_template_puts_the_collapsed_task_first_with_a_fix():
     first, *rest = report.errors
     assert first.code == "group.collapsed_task" and not first.caused_by
     assert first.fixes, "the root cause carries the fix"
-    assert [d.code for d in rest] == ["schedule.role", "schedule.bracket", "schedule.role", "schedule.bracket"]
+    # ... the two loaders each arm the shared full barrier: a round completes two phases of it
+    assert [d.code for d in rest] == ["schedule.role", "schedule.bracket", "schedule.role", "schedule.bracket",
+                                      "schedule.phase_lead"]
     assert all(d.caused_by == first.key for d in rest)  # each names the root ...
     assert consequences(report.diagnostics, first) == rest  # ... and sits right under it
     assert "(follows from [group.collapsed_task])" in str(rest[0])

@@ -222,6 +222,24 @@ CASES = [
     ("iterations", merge_copy, lambda d: retask(d, "load_a", sched(
         "ab.smem_a.acquire", "ab.smem_a.load(gmem_a)", "ab.smem_a.commit", stop=3)),
      "schedule.iterations", ["resource 'smem_a': its tasks run different numbers of iterations ('load_a'=3, 'store'=8192)"]),
+    # a zero trip count is named as the cause of the mismatch it makes
+    ("iterations_zero_trip", lambda: merge_copy(num_elements=8192), lambda d: retask(d, "load_b", sched(
+        "ab.smem_b.acquire", "ab.smem_b.load(gmem_b)", "ab.smem_b.commit", stop=0)),
+     "schedule.iterations", ["its tasks run different numbers of iterations ('load_b'=0, 'store'=4)",
+                             "the cause is a zero trip count: task load_b: domain_loop(0, 0, 1) runs 0 times",
+                             "give the loop that runs 0 times the bounds of the other side's loop"]),
+    # a producer that never waits on empty, a consumer that frees the shared stage once per member
+    ("phase_lead_producer", merge_copy, lambda d: retask(d, "load_b", sched("ab.smem_b.load(gmem_b)",
+                                                                             "ab.smem_b.commit")),
+     "schedule.phase_lead", ["task 'load_b': ab.smem_b.load(arg0=gmem_b) signals ab.full_1 in a pass that has not "
+                             "waited on 'smem_b''s empty barrier since its last commit",
+                             "can run more than 4 stages ahead of 'store' and commit twice into a stage",
+                             "phase r + 2 looks like phase r", "acquire 'smem_b' once before each commit"]),
+    ("phase_lead_consumer", merge_copy, lambda d: retask(d, "store", sched(*MERGE_STORE_OK[:-1], "ab.smem_a.release",
+                                                                           "ab.smem_b.release")),
+     "schedule.phase_lead", ["task 'store': ab.smem_b.release() signals ab.shared_empty in a pass that has not "
+                             "waited on 'ab''s full barrier", "'load_a' and 'load_b' can run two phases ahead",
+                             "wait 'ab' once before each release"]),
     ("alias_unordered", merge_copy, lambda d: d.with_resource(dataclasses.replace(d.resource("smem_b"), aliases="smem_a")),
      "resource.alias_unordered", ["resource 'smem_b' aliases 'smem_a' but they are not members of one Fork group"]),
     ("smem", lambda: merge_copy(tile_bytes=16384), lambda d: merge_copy(tile_bytes=32768),
@@ -239,6 +257,41 @@ CASES = [
     ("codegen", merge_gemm, lambda d: d.replace(problem=[(k, v) for k, v in d.problem if k != "BK"]),
      "codegen.problem_shape", ["the GEMM problem needs positive integers M, N, K, BM, BN, BK; BK missing"]),
 ]
+
+#: Rules that warn: (id, valid design, mutation, code, phrases of the warning).
+WARNING_CASES = [
+    ("trip_count_one", merge_copy, lambda d: d.replace(problem={**d.problem_dict, "num_tiles": 1}),
+     "schedule.trip_count", ["pipeline 'ab' (smem_a, smem_b): every task brackets it once over its whole schedule",
+                             "task load_a: domain_loop(0, num_tiles, 1) runs once (num_tiles=1)",
+                             "its 4-stage ring never wraps", "a problem of at least 9 iterations"]),
+    ("trip_count_zero", merge_copy, lambda d: d.replace(problem={**d.problem_dict, "num_tiles": 0}),
+     "schedule.trip_count", ["pipeline 'ab' (smem_a, smem_b): no task ever brackets it",
+                             "task store: domain_loop(0, num_tiles, 1) runs 0 times (num_tiles=0)",
+                             "the pipeline never runs"]),
+    ("trip_count_accumulator", merge_gemm, lambda d: d.replace(problem={**d.problem_dict, "num_tiles": 1}),
+     "schedule.trip_count", ["pipeline 'tmem_c': every task brackets it once",
+                             "task mma: domain_loop(0, num_tiles, 1) runs once (num_tiles=1)"]),
+]
+
+
+@pytest.mark.parametrize("case_id,base,mutate,code,phrases", WARNING_CASES, ids=[c[0] for c in WARNING_CASES])
+def test_warning(case_id, base, mutate, code, phrases):
+    good = base()
+    assert code not in good.validate().codes()
+    report = mutate(good).validate()
+    hits = [d for d in report.warnings if d.code == code]
+    assert report.ok and len(hits) == 1, str(report)  # one warning per pipeline, never an error
+    text = f"{hits[0].message} (fix: {hits[0].hint})"
+    for phrase in phrases:
+        assert phrase in text, f"{phrase!r} not in:\n{text}"
+
+
+def test_a_ring_that_turns_in_an_inner_loop_is_no_trip_count_warning():
+    """One output tile of 64 k tiles: the A/B ring wraps in the k loop; only the accumulator's does not."""
+    d = merge_gemm()
+    report = d.replace(problem={**d.problem_dict, "num_tiles": 1}).validate()
+    assert [w.where[0] for w in report.warnings] == ["tmem_c"]
+
 
 @pytest.mark.parametrize("case_id,base,mutate,code,phrases", CASES, ids=[c[0] for c in CASES])
 def test_rule(case_id, base, mutate, code, phrases):
@@ -261,9 +314,10 @@ def _emitted_codes():
 def test_every_rule_code_has_a_case():
     emitted = _emitted_codes()
     assert len(emitted) > 30
-    assert emitted <= {c[3] for c in CASES}, sorted(emitted - {c[3] for c in CASES})
+    cases = CASES + WARNING_CASES
+    assert emitted <= {c[3] for c in cases}, sorted(emitted - {c[3] for c in cases})
     for spec in RULES:  # and every entry of the ordered table is exercised
-        assert any(c[3] == spec.code or c[3].startswith(spec.code + ".") for c in CASES), spec.code
+        assert any(c[3] == spec.code or c[3].startswith(spec.code + ".") for c in cases), spec.code
 
 
 def test_validate_reports_all_problems_at_once_in_rule_table_order():
