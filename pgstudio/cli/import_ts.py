@@ -1,14 +1,18 @@
 """``pgstudio import-ts SCRIPT [--out FILE]``: run a CUTLASS Task Scheduling script, write its design.
 
 The script is Python and runs with your rights: import only your own scripts.  pgstudio never
-runs a script on its own (design files are JSON and loading one executes nothing).
+runs a script on its own (design files are JSON and loading one executes nothing).  What the
+script prints goes to stderr, so the JSON on stdout stays clean.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import sys
 
-from ..ts import run_import_ts
+from ..ts import load
+from ._common import write_output
 
 NAME = "import-ts"
 HELP = ("run a CUTLASS Task Scheduling (TS) script under pgstudio's TS names and write the design it builds as JSON "
@@ -22,4 +26,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    return run_import_ts(args.script, args.out)
+    with contextlib.redirect_stdout(sys.stderr):
+        design = load(args.script)
+    text = design.to_json()
+    if args.out:
+        write_output(args.out, text)
+        print(f"wrote {args.out}: {design.summary()}")
+    else:
+        print(text)
+    return 0

@@ -25,7 +25,6 @@ from typing import Any, Callable, Iterable
 
 from ..errors import PgStudioError
 from ..model.design import Design
-from ..model.files import write_atomic
 from ..runtime.executor import Job, get_executor
 from ..runtime.progress import Progress
 from .sweep_jobs import COMPILED, FAILED, INVALID, NOT_RUN, OK, compile_variant, time_variant
@@ -149,56 +148,6 @@ def _why_not_timed(compile_only: bool | None, ex: Any) -> str:
     return f"no GPU here ({why or 'CuPy sees no device'})" if n == 0 else "no GPU visible to the executor"
 
 
-def run_sweep_cli(design: Design, design_path: str | Path, *, stages: Iterable[int] | None = None,
-                  tiles: Iterable[str] | None = None, grouping: Iterable[str] | None = None,
-                  warps: Iterable[int] | None = None, options: Iterable[str] | None = None, n: int | None = None,
-                  rounds: int = ROUNDS, executor: str | None = None, ray: str | None = None,
-                  workers: int | None = None, results: str | None = None, fresh: bool = False,
-                  no_results: bool = False, compile_only: bool = False, png: str | None = None,
-                  quiet: bool = False, out: Any = None) -> int:
-    """``pgstudio sweep``: run the sweep, print its table, save the picture; the exit status.
-
-    Results go to ``results`` (default: ``<design file>.sweep.jsonl`` beside the design file)
-    and a second run resumes them.  Exit status: 0 when the sweep ran (without a GPU: every
-    valid variant compiled); 1 when a variant failed (NVRTC rejected generated code, a run did
-    not verify) or no variant is valid; 3 when variants could not even be compiled (no NVRTC).
-    """
-    import sys
-    out = out or sys.stdout
-    ex: Any = executor
-    if ray is not None:
-        from ..runtime.executor.cluster import RayExecutor
-        ex = RayExecutor(ray)
-    elif executor == "embedded" and workers:
-        from ..runtime.executor.embedded import EmbeddedExecutor
-        ex = EmbeddedExecutor(cpu_workers=workers)
-    path = None if no_results else Path(results) if results else Path(design_path).with_suffix(".sweep.jsonl")
-    try:
-        table = sweep(design, stages, tiles, grouping, warps=warps, options=options, n=n, rounds=rounds, executor=ex,
-                      results=path, resume=not fresh, compile_only=compile_only or None, progress=not quiet)
-    except KeyboardInterrupt:
-        if path is not None:
-            print(f"interrupted: what finished is in {path}; run the same command again to resume", file=out)
-        raise
-    finally:
-        if ray is not None:
-            ex.close()
-    print(table.table(), file=out)
-    if path is not None:
-        print(f"results: {path}" + (f" ({table.reused} variant(s) were already there)" if table.reused else ""),
-              file=out)
-    if png:
-        from ..render import to_png
-        from ..render.sweep import sweep_figure
-        write_atomic(png, to_png(sweep_figure(table)))  # a bad path: one line (FileError), not a traceback
-        print(f"wrote {png}", file=out)
-    if table.count(FAILED):
-        return 1
-    if table.count(NOT_RUN):
-        return 3
-    return 0 if table.compiled else 1
-
-
 __all__ = ["COMPILED", "DEFAULT_GROUPINGS", "DESIGNED", "FAILED", "GROUPINGS", "INVALID", "NOT_RUN", "OK", "ROUNDS",
-           "SweepRow", "SweepTable", "UNGROUPED", "Variant", "WARMUP", "load_sweep", "problem_of", "run_sweep_cli",
-           "sweep", "with_grouping", "with_stages", "with_tile"]
+           "SweepRow", "SweepTable", "UNGROUPED", "Variant", "WARMUP", "load_sweep", "problem_of", "sweep",
+           "with_grouping", "with_stages", "with_tile"]

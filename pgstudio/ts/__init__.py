@@ -20,7 +20,7 @@ CLC scheduling ...) it raises ``DesignError`` naming it: ``ts: <construct> canno
 - ``to_ts(design)`` (``design.to_ts()``) writes a readable TS script of a design: configs,
   resources, groups, schedules, tasks and allocator; TS's own constructors and ``TaskManager``
   accept it on a CPU.  The work methods are stubs to fill with CuTe DSL code.
-- ``run_import_ts`` / ``run_export_ts`` are the bodies of ``pgstudio import-ts`` / ``export-ts``.
+- ``pgstudio import-ts`` / ``export-ts`` (``cli.import_ts``, ``cli.export_ts``) are these two on files.
 
 TS's code is NVIDIA's, under its own licence; pgstudio does not include it.  docs/ts.md lists
 where pgstudio and TS 4.8.1 knowingly differ.
@@ -34,8 +34,8 @@ from ._config import PipelineConfig, SignalingThreads
 from ._cooperative import Agent, CooperativeGroup, PipelineOp
 from ._group import MemberRef, PipelineGroup
 from ._guards import BlockGuard, Every, IterationPredicate, OpaqueCondition, when_false, when_true
-from ._load import load, run_import_ts
-from ._export import run_export_ts, to_ts
+from ._load import load
+from ._export import to_ts
 from ._memory import BarrierAllocator, SmemAllocation, SmemAllocator, TmemAllocation, TmemAllocator
 from ._resource import (MemoryResource, PdlLaunchBarrier, PdlWaitBarrier, TileSchedulerConfig, TileSchedulerType,
                         WorkQueue)
@@ -60,6 +60,6 @@ __all__ = [
     "PipelineGroup", "PipelineGroupMode", "PipelineOp", "PipelineType", "Schedule", "ScheduleError",
     "SignalingThreads", "SmemAllocation", "SmemAllocator", "StageInfo", "Task", "TaskLocalVariable", "TaskManager",
     "TileSchedulerConfig", "TileSchedulerType", "TmemAllocation", "TmemAllocator", "WorkAttr", "WorkQueue",
-    "consumer_work", "domain_loop", "load", "pipeline", "producer_work", "run_export_ts", "run_import_ts", "schedule",
+    "consumer_work", "domain_loop", "load", "pipeline", "producer_work", "schedule",
     "to_ts", "when_false", "when_true", "work_tile_loop",
 ]

@@ -16,12 +16,10 @@ neither a value read in the schedule nor a global-memory tensor, a name the scri
 
 from __future__ import annotations
 
-import ast
 from typing import Any
 
 from ..model.config import PipelineConfig
 from ..model.design import Design
-from ..model.files import read_design_bytes, write_atomic
 from ..model.group import PipelineGroupMode
 from ..model.kinds import AsyncProducerOp, OpKind, PipelineType
 from ..model.resource import Memory, Resource
@@ -308,17 +306,4 @@ def _allocator(design: Design) -> list[str]:
     return out
 
 
-def run_export_ts(design_path: str, out: str | None = None) -> int:
-    """``pgstudio export-ts design.json [--out script.py]``: write the design's TS script (to
-    stdout without ``--out``)."""
-    text = to_ts(Design.from_json(read_design_bytes(design_path)))
-    ast.parse(text)  # what we write is Python
-    if out:
-        write_atomic(out, text)
-        print(f"wrote {out}")
-    else:
-        print(text, end="")
-    return 0
-
-
-__all__ = ["RESERVED", "run_export_ts", "to_ts"]
+__all__ = ["RESERVED", "to_ts"]

@@ -25,7 +25,6 @@ from typing import Any, Iterator
 
 from ..errors import DesignError, PgStudioError
 from ..model.design import Design
-from ..model.files import write_atomic
 from ._manager import capture_managers, stop_capture
 
 #: TS's submodules, all answered by pgstudio.ts (``pipeline`` by pgstudio.ts.pipeline).
@@ -139,19 +138,4 @@ def load(path: str | Path) -> Design:
     return managers[0].design
 
 
-def run_import_ts(path: str, out: str | None = None) -> int:
-    """``pgstudio import-ts script.py [--out design.json]``: run the script (it is Python: your own
-    scripts only) and write its design as JSON (to stdout without ``--out``).  What the script
-    prints goes to stderr, so the JSON on stdout stays clean."""
-    with contextlib.redirect_stdout(sys.stderr):
-        design = load(path)
-    text = design.to_json()
-    if out:
-        write_atomic(out, text)
-        print(f"wrote {out}: {design.summary()}")
-    else:
-        print(text)
-    return 0
-
-
-__all__ = ["TS_PACKAGE", "load", "run_import_ts", "ts_imports"]
+__all__ = ["TS_PACKAGE", "load", "ts_imports"]

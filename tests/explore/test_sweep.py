@@ -191,25 +191,6 @@ def test_a_compile_only_sweep_is_pictured_by_shared_memory():
     assert "best: none (no GPU here: compiled 2 of 2 variants" in t.table()
 
 
-@pytest.mark.nvrtc
-@pytest.mark.skipif(gpu_available(), reason="the no-GPU path")
-def test_without_a_gpu_every_variant_is_compiled_and_the_cli_says_so(tmp_path, capsys, monkeypatch):
-    from pgstudio.cli import main
-    monkeypatch.setenv("PGSTUDIO_CACHE", str(tmp_path / "cache"))
-    f = tmp_path / "d.json"
-    f.write_text(examples.merge_gemm().to_json())
-    results = tmp_path / "r.jsonl"
-    code = main(["sweep", str(f), "--stages", "2", "9", "--tiles", "128x128x64", "--grouping", "designed",
-                 "--results", str(results), "--quiet", "--executor", "inline"])
-    out = capsys.readouterr().out
-    assert code == 0, out
-    row = next(ln for ln in out.splitlines() if ln.startswith("designed") and "128x128x64" in ln)
-    assert row.split()[:4] == ["designed", "2", "128x128x64", "compiled"]
-    assert any(f"designed 9x128x128x64 invalid: [{code}]" in out for code in ("smem.capacity", "gemm.smem"))
-    assert "nothing was timed" in out and "1 compiled, not timed, 1 invalid" in out
-    assert results.is_file() and len(results.read_text().splitlines()) == 3
-
-
 @pytest.mark.gpu
 def test_a_small_sweep_on_the_gpu():
     t = sweep(examples.merge_copy(), [2, 4], [4096], ["designed", "ungrouped", "FusedMerge", "Fork"], n=1 << 22,

@@ -164,17 +164,3 @@ def test_a_resumed_sweep_recomputes_nothing_recorded(runs, monkeypatch):
     again = CountingInline()
     sweep(design, executor=again, results=partial, compile_only=True, progress=False)
     assert again.submitted == []  # everything is recorded now
-
-
-@pytest.mark.cluster
-def test_the_cli_runs_a_sweep_on_ray(ray_local, tmp_path, capsys):
-    from pgstudio.cli import main
-    f = tmp_path / "d.json"
-    f.write_text(examples.merge_copy().to_json())
-    code = main(["sweep", str(f), "--stages", "2", "--tiles", "4096", "--grouping", "designed", "ungrouped",
-                 "--compile-only", "--ray", "local", "--quiet"])
-    out = capsys.readouterr().out
-    assert code == 0, out
-    assert "2 variants: 2 compiled, not timed; ran on ray: 1 node(s)" in out
-    assert (tmp_path / "d.sweep.jsonl").is_file()  # the default results file, beside the design
-    assert ray_local.is_initialized()  # a Ray it did not start is left running

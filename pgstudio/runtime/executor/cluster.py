@@ -14,20 +14,72 @@ Ray does the scheduling; pgstudio only says what each job needs:
 ``RayExecutor(address)`` connects with ``ray.init(address=...)`` unless Ray is already
 initialised in this process (a notebook that called ``ray.init`` itself, a test fixture):
 ``"auto"`` finds a running cluster (``ray start --head``), ``"local"`` (or None) starts a
-local instance, anything else is a cluster address (``ray://host:10001``, ``host:6379``).
+local instance, anything else is a cluster address (``ray://host:10001``, ``host:6379``).  Before
+Ray is asked to join a cluster address, that host and port must accept a TCP connection within
+``connect_timeout_s`` (``CONNECT_TIMEOUT_S``): ``ray.init`` itself waits for a silent address for
+minutes, retrying, so an unreachable one is said in one line within seconds instead of hanging.
 Every node needs pgstudio installed (``pip install 'pgstudio[cluster,gpu]'``).
 """
 
 from __future__ import annotations
 
+import socket
 import time
 from collections import deque
 from typing import Any, Iterator
+from urllib.parse import urlsplit
 
 from ...errors import PgStudioError
 from ._job import Failure, Job, Outcome, no_gpu, run_job, unwrap
 from .base import Executor, ProgressCallback, Session
 from .embedded import GPU_TIMEOUT_S, MAX_RETRIES
+
+
+#: Seconds a cluster address has to accept a connection before pgstudio says that no cluster answers.
+CONNECT_TIMEOUT_S = 5.0
+#: Ray's own default ports: the GCS of ``host`` alone, the Ray Client server of ``ray://host``.
+GCS_PORT, CLIENT_PORT = 6379, 10001
+#: The fix for an address where no cluster answers.
+NO_CLUSTER_FIX = ("start one there with `ray start --head`, give the address of a running cluster (`ray status` on "
+                  "its head node prints it), or use --ray local for a Ray instance on this machine")
+
+
+def host_port(address: str) -> tuple[str, int] | None:
+    """(host, port) that a cluster address names -- ``host:port``, ``host`` (the GCS port),
+    ``ray://host[:port]`` (the Ray Client port), ``[::1]:6379`` -- or None for one Ray resolves
+    itself (``auto``, ``local``) or cannot be read as host and port."""
+    text = address.strip()
+    if text in ("", "auto", "local"):
+        return None
+    scheme, _, rest = text.rpartition("://")
+    try:
+        parts = urlsplit(f"//{rest}")
+        port = parts.port
+    except ValueError:  # a port that is not a number: Ray says what is wrong with it
+        return None
+    if not parts.hostname:
+        return None
+    return parts.hostname, port or (CLIENT_PORT if scheme == "ray" else GCS_PORT)
+
+
+def check_reachable(address: str, timeout_s: float = CONNECT_TIMEOUT_S) -> None:
+    """``PgStudioError`` in one line when the host and port of ``address`` do not accept a TCP
+    connection within ``timeout_s`` seconds (the module docstring says why)."""
+    target = host_port(address)
+    if target is None:
+        return
+    host, port = target
+    try:
+        with socket.create_connection((host, port), timeout=timeout_s):
+            pass
+    except OSError as exc:
+        if isinstance(exc, TimeoutError):
+            what = f"did not answer within {timeout_s:g} s"
+        elif isinstance(exc, ConnectionRefusedError):
+            what = "refused the connection (nothing listens there)"
+        else:
+            what = f"cannot be reached ({exc.strerror or type(exc).__name__})"
+        raise PgStudioError(f"no Ray cluster answers at {address!r}: {host}:{port} {what}; {NO_CLUSTER_FIX}") from None
 
 
 def ray_module() -> Any:
@@ -122,10 +174,12 @@ class RayExecutor(Executor):
     name = "ray"
 
     def __init__(self, address: str | None = None, *, max_retries: int = MAX_RETRIES,
-                 timeout_s: float | None = GPU_TIMEOUT_S, **init_kwargs: Any) -> None:
+                 timeout_s: float | None = GPU_TIMEOUT_S, connect_timeout_s: float = CONNECT_TIMEOUT_S,
+                 **init_kwargs: Any) -> None:
         self.address = address
         self.max_retries = int(max_retries)
         self.timeout_s = timeout_s
+        self.connect_timeout_s = float(connect_timeout_s)
         self.init_kwargs = init_kwargs
         self.started = False
 
@@ -138,13 +192,12 @@ class RayExecutor(Executor):
         kw.setdefault("include_dashboard", False)
         kw.setdefault("log_to_driver", False)
         if self.address not in (None, "local"):
+            check_reachable(self.address, self.connect_timeout_s)  # ray.init would wait for minutes
             kw["address"] = self.address
         try:
             ray.init(**kw)
         except ConnectionError as exc:
-            raise PgStudioError(f"no Ray cluster answers at {self.address!r} ({exc}); start one with "
-                                "`ray start --head`, give its address, or use --ray local for a Ray instance on this "
-                                "machine") from None
+            raise PgStudioError(f"no Ray cluster answers at {self.address!r} ({exc}); {NO_CLUSTER_FIX}") from None
         self.started = True
         return ray
 
@@ -172,4 +225,4 @@ class RayExecutor(Executor):
             self.started = False
 
 
-__all__ = ["RayExecutor", "RaySession", "ray_module"]
+__all__ = ["CONNECT_TIMEOUT_S", "RayExecutor", "RaySession", "check_reachable", "host_port", "ray_module"]
