@@ -30,8 +30,9 @@ def test_fork_on_the_gemm_shows_the_collapsed_task_first_and_its_echoes_under_it
     s = fork_on_gemm(tmp_path)
     rows = [r for r in s.diagnostics.rows if r.diag is not None]
     texts = s.diagnostics.texts
-    assert "group.collapsed_task" in texts[0] and "root cause of the 4 below" in texts[0]
-    assert all("follows from <code>group.collapsed_task</code>" in t for t in texts[1:]) and len(texts) == 5
+    assert "group.collapsed_task" in texts[0] and "root cause of the 5 below" in texts[0]
+    assert all("follows from <code>group.collapsed_task</code>" in t for t in texts[1:]) and len(texts) == 6
+    assert any("schedule.phase_lead" in t for t in texts[1:])  # two arrivals per round on a count of 1: an echo
     assert rows[0].widget.layout.margin == "0" and all(r.widget.layout.margin == "0 0 0 28px" for r in rows[1:])
     assert "1 root cause" in s.diagnostics.head.value
     assert s.diagnostics.fix_labels[0] == "set group ab's mode back to Merge"  # the top button: the way back

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import subprocess
 import sys
 from collections import Counter
@@ -97,6 +98,8 @@ def _planted(text: str, payload: str):
 RUNNER = r'''
 import json, os, sys, runpy, contextlib, io, tempfile, warnings
 scripts, use_ts, marker = json.loads(sys.argv[1]), sys.argv[2] == "ts", sys.argv[3]
+# TS's own compile cache: the one folder the run may write into (the test names it; see _run)
+ts_cache = os.path.realpath(os.environ["CUTE_DSL_CACHE_DIR"]) + os.sep if use_ts else None
 import pgstudio.ts
 if use_ts:
     import cutlass.pipeline, cutlass.experimental.task_scheduling.task_manager  # noqa: F401 (before the hook)
@@ -105,7 +108,15 @@ current = [None]
 BAD = ("os.system", "subprocess.Popen", "os.exec", "os.posix_spawn", "os.spawn", "os.fork", "os.kill",
        "socket.connect", "os.remove", "os.rename", "shutil.rmtree", "ctypes.dlopen", "pty.spawn")
 
+def in_ts_cache(event, args):
+    """A write by TS into its own compile cache (a path under ts_cache), not by the script."""
+    paths = [a for a in args[:2 if event == "os.rename" else 1] if isinstance(a, (str, bytes, os.PathLike))]
+    return ts_cache is not None and bool(paths) and all(
+        os.path.realpath(os.fsdecode(a)).startswith(ts_cache) for a in paths)
+
 def hook(event, args):
+    if event in ("open", "os.rename", "os.remove") and in_ts_cache(event, args):
+        return
     if event.startswith(BAD):
         seen.append((event, repr(args)[:200]))
     elif event == "open" and len(args) > 2 and isinstance(args[1], str) and any(c in args[1] for c in "wax+") \
@@ -135,9 +146,14 @@ print(json.dumps({"events": seen, "errors": errors}))
 '''
 
 
-def _run(scripts: list[str], use_ts: bool) -> dict:
+def _run(scripts: list[str], use_ts: bool, cache: Path) -> dict:
+    """Run ``scripts`` in a fresh interpreter under the audit hook.  TS caches what it compiles;
+    its cache is pointed at ``cache`` (TS's ``CUTE_DSL_CACHE_DIR``), the only place a write is
+    allowed, so a planted write anywhere else still counts as an escape."""
+    cache.mkdir(exist_ok=True)
+    env = dict(os.environ, CUTE_DSL_CACHE_DIR=str(cache))
     proc = subprocess.run([sys.executable, "-c", RUNNER, json.dumps(scripts), "ts" if use_ts else "pgstudio", MARKER],
-                          capture_output=True, text=True, timeout=300)
+                          capture_output=True, text=True, timeout=300, env=env)
     assert proc.returncode == 0, proc.stderr[-2000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
@@ -187,7 +203,7 @@ def test_planted_text_never_runs_from_an_exported_script(use_ts, tmp_path):
                     path.write_text(script, encoding="utf-8")
                     scripts[script] = str(path)
                 runs[field] += 1
-    result = _run(list(scripts.values()), use_ts)
+    result = _run(list(scripts.values()), use_ts, tmp_path / "ts_cache")
     assert len(scripts) > 20
     print(f"\nplanted cases per field ({len(PLANTED)} designs x {len(payloads(sentinel))} payloads; "
           f"{len(scripts)} distinct scripts run under {'TS' if use_ts else 'pgstudio.ts'}):")
