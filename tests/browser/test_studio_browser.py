@@ -91,9 +91,10 @@ def studio_flow(page, shot: Path) -> None:
     # in JupyterLab the pane can sit below the notebook's fold: bring it into the viewport, where
     # the mouse can reach it (bounding boxes are viewport coordinates)
     plot.scroll_into_view_if_needed()
-    box = page.locator(".pg-pane-timeline .nsewdrag").first.bounding_box()
     bars = page.locator(".pg-pane-timeline .trace.bars .point path")
     bars.first.wait_for(state="visible", timeout=30_000)  # the pane's figure exists before its data arrives
+    drag = page.locator(".pg-pane-timeline .nsewdrag").first
+    box = settled_box(page, drag)
 
     def wide_bar_centre() -> tuple[float, float]:
         """The centre of the widest bar (Plotly's drag layer sits on top: point the mouse there)."""
@@ -113,7 +114,7 @@ def studio_flow(page, shot: Path) -> None:
     page.wait_for_function("el => el._fullLayout.xaxis.range[1] - el._fullLayout.xaxis.range[0] < "
                            f"{(before[1] - before[0]) * 0.6}", arg=plot.element_handle(), timeout=10_000)
     snap("6-zoom")
-    reset_zoom(page, plot, box)
+    reset_zoom(page, plot, drag)
     page.mouse.click(*wide_bar_centre())
     details = page.locator(".pg-pane-timeline .pg-details")
     expect(details).to_contain_text("schedule of task", timeout=15_000)
@@ -122,15 +123,33 @@ def studio_flow(page, shot: Path) -> None:
     page.screenshot(path=str(shot), full_page=True)
 
 
-def reset_zoom(page, plot, box, attempts: int = 3) -> None:
-    """Double-click resets the zoom; ready when the x axis spans well beyond the zoomed range
-    (Plotly's relayout has landed).  On a loaded machine two clicks can arrive too far apart to
-    count as a double-click, so an unanswered one is tried again; each wait is bounded."""
+def settled_box(page, locator, timeout_s: float = 15.0) -> dict:
+    """The bounding box of ``locator`` once the plot has its final size.  The figure widget is on
+    the page, at its empty size (a plot area 2 px high), before its data and the pane's fit arrive;
+    a box read then puts every later mouse position in the margin, outside the drag layer."""
+    import time
+
+    deadline, last = time.monotonic() + timeout_s, None
+    while time.monotonic() < deadline:
+        box = locator.bounding_box()
+        if box and box["height"] > 40 and box == last:
+            return box
+        last = box
+        page.wait_for_timeout(250)
+    raise AssertionError(f"the timeline's plot area did not settle within {timeout_s} s (last box {last})")
+
+
+def reset_zoom(page, plot, drag, attempts: int = 3) -> None:
+    """Double-click on the plot area (Plotly's drag layer) resets the zoom; ready when the x axis
+    spans well beyond the zoomed range (Plotly's relayout has landed).  On a loaded machine two
+    clicks can arrive too far apart to count as a double-click, so an unanswered one is tried
+    again; each wait is bounded."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
     zoomed = plot.evaluate("el => el._fullLayout.xaxis.range[1] - el._fullLayout.xaxis.range[0]")
     for attempt in range(attempts):
-        plot.dblclick(position={"x": box["width"] * 0.5, "y": box["height"] * 0.5})
+        box = settled_box(page, drag)
+        page.mouse.dblclick(box["x"] + box["width"] * 0.5, box["y"] + box["height"] * 0.5)
         try:
             page.wait_for_function("([el, w]) => el._fullLayout.xaxis.range[1] - el._fullLayout.xaxis.range[0] > 1.5 * w",
                                    arg=[plot.element_handle(), zoomed], timeout=10_000)
