@@ -7,6 +7,17 @@ and values, state the expected value and say how to fix it (semantics.md section
 
 from __future__ import annotations
 
+__all__ = [
+    "PgStudioError",
+    "DesignError",
+    "FileError",
+    "ScheduleError",
+    "CompileError",
+    "KernelHangError",
+    "GpuUnavailable",
+    "KernelFault",
+]
+
 
 class PgStudioError(Exception):
     """Base of every pgstudio error."""

@@ -13,6 +13,8 @@ from ..runtime._cupy import require_gpu
 from ..runtime.executor import NAMES
 from ._common import MAX_ELEMENTS, count, design_argument, load_design, positive_number
 
+__all__ = ["NAME", "HELP", "add_arguments", "run"]
+
 NAME = "bench"
 HELP = "verify and time a design against its ungrouped twin, CuPy and a device copy (GPU)"
 

@@ -22,6 +22,8 @@ from ..errors import DesignError
 from ..model.diagnostic import warning
 from ._common import MAX_ITERATIONS, count, design_argument, load_design, positive_number
 
+__all__ = ["NAME", "report_text", "HELP", "add_arguments", "NOT_RUN", "run", "predicted_text"]
+
 NAME = "check"
 
 

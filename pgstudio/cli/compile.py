@@ -20,6 +20,8 @@ from ..runtime.compile import compile_cubin
 from ..runtime.progress import Progress
 from ._common import design_argument, load_design
 
+__all__ = ["NAME", "HELP", "GeneratedCodeRejected", "add_arguments", "run"]
+
 NAME = "compile"
 HELP = "compile a design's kernel to sm_90a / sm_100a cubins with NVRTC (no GPU needed)"
 

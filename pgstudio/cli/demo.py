@@ -25,6 +25,8 @@ from ..runtime.compile import compile_cubin
 from ._common import output_folder, write_output
 from .render import write_pictures
 
+__all__ = ["NAME", "HELP", "KERNEL_DESIGN", "add_arguments", "analyse", "pictures", "kernel", "run"]
+
 NAME = "demo"
 HELP = "build, validate, check, draw and compile the canonical designs"
 

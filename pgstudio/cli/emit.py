@@ -9,6 +9,8 @@ from ..codegen.kernel import emit
 from ..model.targets import ARCHES
 from ._common import design_argument, load_design, write_output
 
+__all__ = ["NAME", "HELP", "add_arguments", "run"]
+
 NAME = "emit"
 HELP = "write a design's warp-specialised CUDA kernel (.cu)"
 

@@ -6,6 +6,8 @@ import argparse
 from .. import examples
 from ._common import write_output
 
+__all__ = ["NAME", "HELP", "add_arguments", "run"]
+
 NAME = "example"
 HELP = "list canonical designs or write one as JSON"
 

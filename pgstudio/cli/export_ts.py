@@ -8,6 +8,8 @@ import ast
 from ..ts import to_ts
 from ._common import design_argument, load_design, write_output
 
+__all__ = ["NAME", "HELP", "add_arguments", "run"]
+
 NAME = "export-ts"
 HELP = "write a design as a readable CUTLASS Task Scheduling (TS) script that TS's TaskManager accepts"
 

@@ -14,6 +14,8 @@ import sys
 from ..ts import load
 from ._common import write_output
 
+__all__ = ["NAME", "HELP", "add_arguments", "run"]
+
 NAME = "import-ts"
 HELP = ("run a CUTLASS Task Scheduling (TS) script under pgstudio's TS names and write the design it builds as JSON "
         "(SECURITY: the script is Python and runs with your rights; import only your own scripts)")

@@ -15,6 +15,8 @@ from ..errors import PgStudioError
 from ..studio._notebook_save import SERVER_ARGS
 from ._common import count
 
+__all__ = ["NAME", "HELP", "add_arguments", "run"]
+
 NAME = "lab"
 HELP = "open JupyterLab on the teaching notebooks (the studio is in 00_studio)"
 

@@ -17,6 +17,8 @@ from ..errors import PgStudioError
 from ..render import barrier_figure, comparison_figure, dependency_graph, timeline_figure, to_png, to_svg
 from ._common import MAX_ITERATIONS, count, design_argument, load_design, output_folder, write_output
 
+__all__ = ["NAME", "HELP", "simulated", "write_pictures", "add_arguments", "run"]
+
 NAME = "render"
 HELP = "draw a design: dependency graph, barrier layout and timeline (SVG + PNG)"
 

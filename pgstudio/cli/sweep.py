@@ -28,6 +28,8 @@ from ..runtime.executor import NAMES
 from ..runtime.executor.cluster import CONNECT_TIMEOUT_S
 from ._common import MAX_ELEMENTS, count, design_argument, load_design, output_file, write_output
 
+__all__ = ["NAME", "HELP", "add_arguments", "run"]
+
 NAME = "sweep"
 HELP = "compile every stages x tile x grouping variant of a design; on a GPU verify and time them"
 

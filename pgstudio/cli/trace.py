@@ -19,6 +19,8 @@ from ..runtime.executor import NAMES
 from ..runtime.trace import chrome_trace, trace
 from ._common import MAX_ELEMENTS, MAX_ITERATIONS, count, design_argument, load_design, output_file, write_output
 
+__all__ = ["NAME", "HELP", "add_arguments", "run"]
+
 NAME = "trace"
 HELP = "run a design's instrumented kernel and write its measured timeline as trace JSON"
 

@@ -45,6 +45,8 @@ from .instrument import Instrument, Stamps
 from .ptx import DRAIN_NS, PRELUDE, RECORD_INTS
 from .source import KernelParam, KernelSource
 
+__all__ = ["TUNING", "identifiers", "GENERATED_WORDS", "RENAMED_PREFIX", "cname", "emit"]
+
 #: Architectures the generated source is meant for (one cubin each).
 #: Tuning knobs emit() accepts, with their allowed values (first = default).
 TUNING = {"store": ("wb", "cs"), "load_hint": ("none", "evict_first")}

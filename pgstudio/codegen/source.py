@@ -10,6 +10,8 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 
+__all__ = ["KernelParam", "KernelSource"]
+
 
 @dataclass(frozen=True)
 class KernelParam:

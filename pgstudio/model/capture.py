@@ -18,6 +18,8 @@ from typing import Any, Callable, Iterator
 from ..errors import ScheduleError
 from .schedule import CapturedSchedule, Loop, Step
 
+__all__ = ["Value", "record", "domain_loop", "Capture", "Schedule", "BoundSchedule", "schedule"]
+
 
 @dataclass(frozen=True)
 class Value:

@@ -19,6 +19,24 @@ from .diagnostic import Diagnostic, error, raise_first
 from .kinds import Agent, AsyncProducerOp, OpKind, PipelineType
 from .limits import MAX_STAGE_BYTES, MAX_STAGES, MAX_THREADS, MAX_WARPS, check_whole
 
+__all__ = [
+    "TMA_BYTES_ALIGN",
+    "CooperativeGroup",
+    "group_for_threads",
+    "threads_text",
+    "ONE_THREAD",
+    "WARPGROUP",
+    "PipelineConfig",
+    "check_config",
+    "create_async_async_pipeline_cfg",
+    "create_tma_async_pipeline_cfg",
+    "create_tma_umma_pipeline_cfg",
+    "create_umma_async_pipeline_cfg",
+    "create_async_umma_pipeline_cfg",
+    "create_umma_umma_pipeline_cfg",
+    "FACTORIES",
+]
+
 #: Bytes a tma bulk copy moves must be a multiple of this (cp.async.bulk granularity).
 TMA_BYTES_ALIGN = 16
 

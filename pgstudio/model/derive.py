@@ -32,6 +32,15 @@ from .resource import Memory
 from .schedule import CapturedSchedule, Loop, Step
 from .task import Task
 
+__all__ = [
+    "DERIVED",
+    "DEFAULT_ITERATIONS",
+    "is_derived",
+    "derive_design",
+    "adopt_derived",
+    "derive_schedule",
+]
+
 #: Name of every derived schedule.
 DERIVED = "derived"
 #: Problem symbol of the outer (output tile) loop, and of the inner accumulation loop.

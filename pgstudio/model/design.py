@@ -26,6 +26,8 @@ from .serialize import design_from_json, design_to_json
 from .targets import DEFAULT_TARGETS
 from .task import Task
 
+__all__ = ["Design"]
+
 
 def _nm(x: Any) -> str:
     return x if isinstance(x, str) else x.name

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Iterable
 
+__all__ = ["Severity", "Fix", "Diagnostic", "error", "warning", "with_fixes", "fix", "raise_first"]
+
 
 class Severity(str, Enum):
     ERROR = "error"

@@ -28,6 +28,47 @@ from .schedule import CapturedSchedule, Loop, Step
 from .targets import DTYPE_BYTES
 from .task import Task
 
+__all__ = [
+    "NOT_PIPELINED",
+    "DEFAULT_COMPUTE",
+    "ASYNC_DEFAULT_THREADS",
+    "EditError",
+    "unique_name",
+    "check_new_name",
+    "default_group",
+    "new_resource",
+    "rename_resource",
+    "parse_tile",
+    "tile_bytes",
+    "set_resource",
+    "remove_resource",
+    "add_edge",
+    "remove_edge",
+    "edges",
+    "add_group",
+    "set_group",
+    "remove_group",
+    "add_task",
+    "set_task",
+    "merge_tasks",
+    "remove_task",
+    "attach_schedule",
+    "use_derived_schedule",
+    "rename_design",
+    "parse_problem",
+    "problem_text",
+    "set_problem",
+    "derived_problem",
+    "set_problem_value",
+    "blank_design",
+    "set_resources",
+    "update_problem",
+    "set_stage_bytes",
+    "retile_gemm",
+    "FIX_EDITS",
+    "apply_fix",
+]
+
 #: Bytes per element of each dtype (tile shape -> bytes per stage).
 #: Pipeline types offered by the editor; "none" means not pipelined.
 NOT_PIPELINED = "none"

@@ -22,6 +22,8 @@ from .protocol import PipelineGroupMode
 from .resource import Resource, alias_roots
 from .steps import SyncSteps, WorkSteps
 
+__all__ = ["GroupConfig", "OWNER_ATTR", "owner_of", "PipelineGroup", "MemberRef"]
+
 
 @dataclass(frozen=True)
 class GroupConfig:

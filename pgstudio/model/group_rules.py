@@ -13,6 +13,8 @@ from .diagnostic import Diagnostic, Fix, error, fix
 from .kinds import OpKind, PipelineType
 from .resource import Resource, alias_roots
 
+__all__ = ["ALLOWED_MIXES", "check_group", "merged_num_bytes"]
+
 #: The allowed member types per (mode's collapsed side, collapsed kind): the mixes of semantics.md section 3.
 ALLOWED_MIXES: dict[tuple[str, OpKind], frozenset[PipelineType]] = {
     ("consumer", OpKind.ASYNC): frozenset({PipelineType.AsyncAsync, PipelineType.TmaAsync, PipelineType.UmmaAsync}),

@@ -14,6 +14,19 @@ from __future__ import annotations
 
 from enum import Enum, StrEnum
 
+__all__ = [
+    "OpKind",
+    "AsyncProducerOp",
+    "Agent",
+    "PipelineType",
+    "Side",
+    "Role",
+    "Op",
+    "Verb",
+    "Who",
+    "Bytes",
+]
+
 
 class OpKind(str, Enum):
     """Who performs one side of a pipeline, and so how that side signals its barrier."""

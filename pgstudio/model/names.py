@@ -18,6 +18,21 @@ import re
 from ..errors import DesignError
 from .limits import MAX_NAME_CHARS
 
+__all__ = [
+    "CPP_KEYWORDS",
+    "ALTERNATIVE_TOKENS",
+    "CUDA_MACROS",
+    "CUDA_BUILTINS",
+    "MACRO_FAMILY",
+    "RESERVED_PREFIX",
+    "suggest_name",
+    "name_problem",
+    "check_name",
+    "NUMBER",
+    "word_problem",
+    "check_word",
+]
+
 #: Every keyword of C++20 (the dialects NVRTC compiles) and the C words it also reserves: a name
 #: that is one of them does not compile where generated code declares it.
 CPP_KEYWORDS = frozenset("""

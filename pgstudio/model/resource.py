@@ -23,6 +23,19 @@ from .names import check_name, check_word
 from .steps import WorkSteps
 from .targets import DTYPES  # noqa: F401  (re-exported: the element types a resource may have)
 
+__all__ = [
+    "Memory",
+    "COMPUTE_OPS",
+    "Compute",
+    "Resource",
+    "MemoryResource",
+    "SmemTile",
+    "GmemTensor",
+    "TmemAccumulator",
+    "RESOURCE_CLASSES",
+    "alias_roots",
+]
+
 
 class Memory(str, Enum):
     GMEM = "gmem"

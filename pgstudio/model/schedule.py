@@ -15,6 +15,23 @@ from .kinds import Op, Side
 from .limits import MAX_ARGS, MAX_LOOP_DEPTH, MAX_PROBLEM_VALUE, MAX_STEPS, check_count, whole_problem
 from .names import check_word
 
+__all__ = [
+    "PRODUCER_SYNC",
+    "CONSUMER_SYNC",
+    "SYNC_OPS",
+    "PRODUCER_WORK",
+    "CONSUMER_WORK",
+    "WORK_OPS",
+    "ALL_OPS",
+    "SIDE_OF",
+    "TRY_OPS",
+    "VIAS",
+    "Step",
+    "Loop",
+    "Node",
+    "CapturedSchedule",
+]
+
 #: Barrier operations, by side.
 PRODUCER_SYNC = (Op.TRY_ACQUIRE, Op.ACQUIRE, Op.COMMIT)
 CONSUMER_SYNC = (Op.TRY_WAIT, Op.WAIT, Op.RELEASE)

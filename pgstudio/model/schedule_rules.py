@@ -13,6 +13,8 @@ from .kinds import Side
 from .protocol import is_group_op
 from .schedule import CapturedSchedule, Step, TRY_OPS
 
+__all__ = ["check_schedule"]
+
 
 def check_schedule(task: str, captured: CapturedSchedule, src: Sequence[str], dst: Sequence[str],
                    groups: Mapping[str, object], group_of: Callable[[str], object | None],

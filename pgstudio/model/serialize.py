@@ -32,6 +32,8 @@ from .schedule import ALL_OPS, VIAS, CapturedSchedule, Loop, Step
 from .targets import DEFAULT_TARGETS
 from .task import Task
 
+__all__ = ["SCHEMA", "VERSION", "design_to_dict", "design_to_json", "design_from_dict", "design_from_json"]
+
 SCHEMA = "pgstudio.design"
 VERSION = 1
 

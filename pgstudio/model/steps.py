@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+__all__ = ["work_args", "SyncSteps", "WorkSteps"]
+
 
 def work_args(values: tuple, kw: dict) -> dict[str, Any]:
     """Positional and keyword work inputs as one ordered mapping (arg0, arg1, ..., then names)."""

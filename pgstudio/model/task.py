@@ -14,6 +14,8 @@ from .names import check_name, check_word
 from .schedule import CapturedSchedule
 from .schedule_rules import check_schedule
 
+__all__ = ["WARP", "Task", "WarpOverlap", "warp_overlaps"]
+
 #: Threads per warp.
 WARP = 32
 

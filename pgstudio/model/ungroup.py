@@ -17,6 +17,8 @@ from .design import Design
 from .schedule import CapturedSchedule, Loop, Step, TRY_OPS
 from .task import Task
 
+__all__ = ["ungrouped"]
+
 
 def _rewrite(nodes, groups) -> tuple:
     out: list = []

@@ -11,6 +11,8 @@ from __future__ import annotations
 import io
 from typing import Any
 
+__all__ = ["CHAR_IN_PER_PT", "new_figure", "text_width_in", "SVG_RC", "to_svg", "to_png"]
+
 #: Width of a character, in inches per point of font size (a sans font, on average).
 CHAR_IN_PER_PT = 0.56 / 72
 

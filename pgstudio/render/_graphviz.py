@@ -18,6 +18,8 @@ from pathlib import Path
 
 from ..errors import PgStudioError
 
+__all__ = ["PURE", "find_pure", "select"]
+
 PURE = "graphviz-pure"
 
 

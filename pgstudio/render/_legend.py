@@ -11,6 +11,8 @@ from typing import Any
 from . import style
 from ._figure import text_width_in
 
+__all__ = ["stage_items", "legend_rows", "legend_height", "add_legend"]
+
 
 def stage_items(num_stages: int) -> list[tuple[str, dict]]:
     """Entries for the stage colours (the same in the barrier and timeline pictures)."""

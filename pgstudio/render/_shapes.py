@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+__all__ = ["rect_patch", "patch_rects", "add_rects", "MARKERS", "add_markers", "patch_centres"]
+
 
 def rect_patch(rects: list[tuple[float, float, float, float]], **kwargs: Any) -> Any:
     """Many (x, y, width, height) rectangles as one compound path patch."""

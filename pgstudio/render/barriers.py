@@ -36,6 +36,23 @@ from typing import Any
 from ..model.protocol import PipelineGroupMode
 from . import _figure, _legend, _shapes, _slots, style
 
+__all__ = [
+    "CELL_IN",
+    "CELL_H",
+    "SET_GAP",
+    "BUF_H",
+    "COMPACT_SLOTS",
+    "COMPACT_CELLS",
+    "owner_kind",
+    "CAPTION",
+    "COMPACT_CAPTION",
+    "STRIPS_CAPTION",
+    "MINI",
+    "barrier_figure",
+    "comparison_figure",
+    "layout_svg",
+]
+
 CELL_IN = 0.86  # inches per cell (and per vertical unit)
 CELL_H = 1.18
 FS_CELL, FS_SET, FS_TASK, FS_OFFSET, FS_ROW = 7.0, 8.5, 7.5, 6.5, 9.5

@@ -28,6 +28,8 @@ from ..model.text import visible
 from . import style
 from ._graphviz import select
 
+__all__ = ["escape", "dot_text", "resource_label", "warp_range", "dependency_graph", "graph_svg"]
+
 _PLAIN_ID = re.compile(r"[A-Za-z0-9_]+")
 
 

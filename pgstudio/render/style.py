@@ -11,6 +11,31 @@ Nothing here imports graphviz or matplotlib: the values are plain strings.
 
 from __future__ import annotations
 
+__all__ = [
+    "MEMORY",
+    "MEMORY_WHAT",
+    "ROLE",
+    "ROLE_WHAT",
+    "STAGES",
+    "NO_STAGE",
+    "SEVERITY",
+    "HIGHLIGHT",
+    "INK",
+    "MUTED",
+    "TASK_FILL",
+    "TASK_BORDER",
+    "SYNC",
+    "GROUP_FILL",
+    "FONT",
+    "stage_colour",
+    "memory_colours",
+    "role_of",
+    "role_colour",
+    "fmt_warps",
+    "fmt_threads",
+    "fmt_bytes",
+]
+
 #: Resources by memory: (fill, border).
 MEMORY = {
     "gmem": ("#E8EEF4", "#5D6D7E"),

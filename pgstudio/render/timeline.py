@@ -23,6 +23,20 @@ from typing import Any
 
 from . import _figure, _legend, _shapes, style
 
+__all__ = [
+    "WIDTH_IN",
+    "TITLE_IN",
+    "FS",
+    "units",
+    "problem",
+    "blocked_labels",
+    "sub_rows",
+    "MAX_LABELS",
+    "MAX_FLIP_ROWS",
+    "timeline_figure",
+    "timeline_svg",
+]
+
 LANE_IN, FLIP_ROW_IN = 0.62, 0.2
 WIDTH_IN = 11.0
 TITLE_IN = 0.55
