@@ -106,9 +106,17 @@ def ray_local(tmp_path_factory):
     os.environ["RAY_AUTH_TOKEN"] = saved["RAY_AUTH_TOKEN"] or secrets.token_hex(16)  # not ~/.ray/auth_token
     os.environ["PGSTUDIO_CACHE"] = str(tmp / "cache")  # Ray's workers inherit it: a cache of their own
     started = not ray.is_initialized()
-    if started:
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, _temp_dir=str(tmp / "r"),
-                 object_store_memory=100 * 1024 * 1024)
+    for attempt in range(3 if started else 0):
+        # Ray gives its raylet a fixed 30 s to register; on a loaded 2-core machine that can pass
+        # (an Exception naming the startup), so the start is tried again, a bounded number of times
+        try:
+            ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, _temp_dir=str(tmp / f"r{attempt}"),
+                     object_store_memory=100 * 1024 * 1024)
+            break
+        except Exception as exc:
+            ray.shutdown()
+            if attempt == 2 or "timed out during startup" not in str(exc):
+                raise
     for k, v in saved.items():
         if v is None:
             os.environ.pop(k, None)
