@@ -6,7 +6,8 @@ from __future__ import annotations
 from pgstudio import (AsyncProducerOp, Compute, CooperativeGroup, Design, GmemTensor, MemoryResource,
                       PipelineGroup, PipelineGroupMode, Task, create_async_async_pipeline_cfg,
                       create_tma_async_pipeline_cfg, domain_loop, schedule)
-from pgstudio.examples import DTYPE_BYTES, consume_store_schedule, merge_copy, merge_store_schedule
+from pgstudio.examples import consume_store_schedule, merge_copy, merge_store_schedule
+from pgstudio.model.targets import DTYPE_BYTES
 from pgstudio.model.kinds import Agent
 
 WG = CooperativeGroup(Agent.Warp, 4)
