@@ -43,8 +43,9 @@ SM100_BM: tuple[int, ...] = (128,)
 #: sm_90a: fp32 accumulators one MMA thread may hold (a 64 x 256 block per warpgroup).
 MAX_ACC_PER_THREAD = 128
 #: ptxas allocates every role branch within the launch bound's registers per thread (65536 /
-#: threads, at most 255, in steps of 8): setmaxnreg cannot give the MMA warpgroups more at
-#: compile time, so it is not used.  Beside its accumulators an MMA thread needs about 24 more.
+#: threads, at most 255, in steps of 8), unless the design asks for a setmaxnreg layout
+#: (``registers.py``); the accumulator limit below reads the launch count either way.  Beside
+#: its accumulators an MMA thread needs about 24 more.
 REGS_PER_SM = 65536
 MAX_REGS_PER_THREAD = 255
 BOOKKEEPING_REGS = 24

@@ -27,8 +27,10 @@ from ..barrier_layout import BarrierLayout
 from ..cluster import cluster_of
 from ..smem_layout import Staging, smem_layout
 from .gemm_checks import Checks, option_error
-from .gemm_limits import B_MAJORS, MAX_TMA_STORE_TASKS, SPACES, TASK_BAR_BASE, launch_registers, panel_bytes, warpgroup_grid
+from .gemm_limits import (B_MAJORS, BOOKKEEPING_REGS, MAX_TMA_STORE_TASKS, SPACES, TASK_BAR_BASE, launch_registers,
+                          panel_bytes, warpgroup_grid)
 from .planned import Planned
+from .registers import RegisterLayout, check_registers, register_layout
 from .steps import check_async_ops, check_step_targets, check_tasks_scheduled
 
 
@@ -116,6 +118,7 @@ class GemmPlan:
     cluster: tuple[int, int] = (1, 1)  # (CLUSTER_M, CLUSTER_N): blocks per cluster along M and N
     multicast: str | None = None  # the operand tile a cluster shares (TMA multicast, half by each block)
     peer_sets: tuple[str, ...] = ()  # barrier sets the peer block arrives on too (the layout's peers > 1)
+    registers: RegisterLayout | None = None  # the setmaxnreg layout the design asks for (registers.py)
 
     def store_barrier(self, task: str) -> int:
         """The named barrier id a task storing through TMA meets on before it releases the staging."""
@@ -198,6 +201,7 @@ def plan_gemm(design: Design, arch: str = "sm_90a", b_major: str | None = None,
     gmem_spaces = {src: space for space, _, _, src in shapes.values()} | out_spaces
     c.k_steps({**{r: s[0] for r, s in shapes.items()}, **out_spaces})
     c.warpgroups(mma)
+    c.out += check_registers(d, mma.name, _accumulators(arch, bm, bn, mma.num_warps // 4), BOOKKEEPING_REGS)
     c.reads(a, b, mma, out_spaces)
     c.chunks(shapes, out_spaces, bm, bn, bk)
     c.split_k_store(acc.name, splits)
@@ -253,7 +257,13 @@ def plan_gemm(design: Design, arch: str = "sm_90a", b_major: str | None = None,
         mma_wgs=tuple(range(mma.warp_idx // 4, (mma.warp_idx + mma.num_warps) // 4)), tensor_maps=tuple(maps.values()),
         gmem_spaces=gmem_spaces, outputs=tuple(outputs), pointer_inputs=tuple(pointer_inputs), problem=d.problem_dict,
         tma_stores=tma_stores, tma_store_tasks=store_tasks, cluster=cluster, multicast=multicast,
-        peer_sets=tuple(bs.name for bs in layout.sets if bs.peers > 1)))
+        peer_sets=tuple(bs.name for bs in layout.sets if bs.peers > 1), registers=register_layout(d)))
+
+
+def _accumulators(arch: str, bm: int, bn: int, n_wg: int) -> int:
+    """fp32 accumulators each sm_90a MMA thread holds in registers (0 on sm_100a: tensor memory)."""
+    grid = warpgroup_grid(bm, bn, n_wg) if arch == "sm_90a" else None
+    return (bm // grid[0] // 64) * (bn // grid[1]) // 2 if grid else 0
 
 
 __all__ = ["GemmPlan", "SPACES", "TensorMap", "Tile", "plan_gemm"]

@@ -29,6 +29,7 @@ from ..layout import BarrierLayout, SmemLayout, barrier_layout, smem_layout
 from ..resolve import TaskPlan, resolve
 from . import fixes
 from .planned import Planned
+from .registers import KEY_PREFIX, drop, requested
 from .steps import check_async_ops, check_step_targets, check_tasks_scheduled, is_mma_design
 
 #: The loop symbol every streaming task iterates over.
@@ -204,6 +205,17 @@ def _check_barriers(layout: BarrierLayout) -> list[Diagnostic]:
             for s in layout.sets if s.init_count < 1]
 
 
+def _check_registers(design: Design) -> list[Diagnostic]:
+    """The streaming kernel runs every warp with the launch bound's registers: no setmaxnreg layout."""
+    keys = [KEY_PREFIX + t for t in requested(design)]
+    if not keys:
+        return []
+    return [error("codegen.setmaxnreg", f"problem key{'s' if len(keys) > 1 else ''} {', '.join(keys)} ask"
+                  f"{'' if len(keys) > 1 else 's'} for a setmaxnreg layout, which the streaming generator does not "
+                  f"build: its warps run with the registers of the launch bound (setmaxnreg layouts are built for "
+                  f"GEMM designs)", (design.name,), f"drop {' and '.join(keys)}", [drop(*keys)])]
+
+
 def plan_stream(design: Design) -> Planned[StreamPlan]:
     """The streaming plan of ``design``, or the diagnostics that say why there is none."""
     if not design.tasks:
@@ -215,7 +227,7 @@ def plan_stream(design: Design) -> Planned[StreamPlan]:
     exprs, more = compute_exprs(design)
     problems += more + _check_sources(design, exprs) + check_async_ops(design)
     layout = barrier_layout(design)
-    problems += _check_barriers(layout)
+    problems += _check_barriers(layout) + _check_registers(design)
     if problems or dt is None or tile is None:
         return Planned(None, tuple(problems))
     plans = resolve(design, layout)

@@ -23,7 +23,7 @@ from . import scheduler, sm100, tcgen05, wgmma
 from . import sm90 as sm90_steps
 from .code import Code
 from .epilogue import COUNTERS, SPLIT_K_HELPERS, WORKSPACE, c_type, tensor
-from .prelude import DIAG_WORDS, prelude
+from .prelude import DIAG_WORDS, SETMAXNREG, prelude, setmaxnreg
 from .task import Task
 
 DOC = """\
@@ -68,6 +68,9 @@ def emit_gemm(design: Design, *, arch: str = "sm_90a", b_major: str | None = Non
         c(SPLIT_K_HELPERS)
     if p.cluster_size > 1:
         c(scheduler.CLUSTER_HELPERS)
+    regs = p.registers.changes() if p.registers else {}
+    if regs:
+        c(SETMAXNREG)
     feat = wgmma.GUARD if sm90 else tcgen05.GUARD
     entry = _kernel_name(design)
     params = [KernelParam(m.param, "tensormap", m.dtype, m.tensor) for m in p.tensor_maps]
@@ -132,6 +135,8 @@ def emit_gemm(design: Design, *, arch: str = "sm_90a", b_major: str | None = Non
         else:
             cond = f"wg == {wg}"
         with c.block(("if" if first else "else if") + f" ({cond})"):
+            if wg in regs:  # the whole warpgroup, before its warps part into their tasks
+                c(setmaxnreg(regs[wg], p.registers.launch))
             tasks = [p.mma_task] if wg in p.mma_wgs else \
                 [t for t in design.tasks if t is not p.mma_task and t.warp_idx // 4 <= wg <= (t.warp_idx + t.num_warps - 1) // 4]
             for t in tasks:

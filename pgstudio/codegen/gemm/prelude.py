@@ -105,6 +105,22 @@ __device__ __forceinline__ bool wd_wait(u32 bar, u32 parity, int* abort_flag, in
 """
 
 
+#: A warpgroup's setmaxnreg (sm_90a, sm_100a): hand registers back to the block's pool, or take
+#: more from it (``analysis.build.registers``: the layout a design asks for, its budget checked).
+SETMAXNREG = r"""
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL) || defined(__CUDA_ARCH_FEAT_SM100_ALL)
+template <int N> __device__ __forceinline__ void setmaxnreg_dec() { asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" :: "n"(N)); }
+template <int N> __device__ __forceinline__ void setmaxnreg_inc() { asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" :: "n"(N)); }
+#endif
+"""
+
+
+def setmaxnreg(value: int, launch: int) -> str:
+    """The line that gives a warpgroup ``value`` registers per thread after launching with ``launch``."""
+    verb, why = ("inc", "take from the pool") if value > launch else ("dec", "give back to the pool")
+    return f"setmaxnreg_{verb}<{value}>();  // {launch} -> {value} registers per thread ({why})"
+
+
 def prelude() -> str:
     """The prelude, then the persistent tile order of the tile scheduler."""
     return f"#define PG_GROUP_M {GROUP_M}\n" + PRELUDE + TILE_ORDER

@@ -63,6 +63,10 @@ def problem(d: Design, **changes) -> Design:
     return d.replace(problem={**d.problem_dict, **changes})
 
 
+#: The setmaxnreg layout of ``gemm()`` that uses the block's 384 x 168 registers exactly.
+LAYOUT = {"SETMAXNREG_load_a": 40, "SETMAXNREG_load_b": 40, "SETMAXNREG_epilogue": 40, "SETMAXNREG_mma": 232}
+
+
 def stream(**kw) -> Design:
     return examples.merge_copy(**{"num_stages": 4, "tile_bytes": 8192, **kw})
 
@@ -255,6 +259,23 @@ CASES = [
     ("gemm_loop", gemm, lambda d: reloop(d, "epilogue", lambda lp: (Loop(0, "num_tiles", 1, (
         Loop(0, 1, 1, lp.body),)),)),
      "codegen.gemm_loop", ["task 'epilogue' runs domain_loop(0, 1, 1)", "inside its tile loop"]),
+    # a setmaxnreg layout (SETMAXNREG_<task>): setmaxnreg's values, one per warpgroup, within the block's registers
+    ("setmaxnreg_value", gemm, lambda d: problem(d, **{**LAYOUT, "SETMAXNREG_mma": 230}),
+     "codegen.setmaxnreg", ["task 'mma': SETMAXNREG_mma is 230, expected a whole multiple of 8 from 24 to 256",
+                            "set SETMAXNREG_mma to 224"]),
+    ("setmaxnreg_warpgroup", gemm, lambda d: problem(d, **{**LAYOUT, "SETMAXNREG_load_b": 48}),
+     "codegen.setmaxnreg", ["warpgroup 0 (warps 0..3) runs tasks that ask for different registers (load_a 40, "
+                            "load_b 48, epilogue 40); one setmaxnreg sets all four warps",
+                            "give every task of warpgroup 0 the same SETMAXNREG value"]),
+    ("setmaxnreg_stream", stream, lambda d: problem(d, SETMAXNREG_store=64),
+     "codegen.setmaxnreg", ["problem key SETMAXNREG_store asks for a setmaxnreg layout, which the streaming "
+                            "generator does not build", "drop SETMAXNREG_store"]),
+    ("register_budget", gemm, lambda d: problem(d, **{**LAYOUT, "SETMAXNREG_mma": 240}),
+     "codegen.register_budget", ["setmaxnreg layout warpgroup 0 (load_a, load_b, epilogue) 40 x 128 threads, "
+                                 "warpgroups 1..2 (mma) 240 x 256 threads: 66560 registers, but a block of 384 "
+                                 "threads launches with 168 per thread, 64512 of the SM's 65536",
+                                 "the warpgroups that increase would wait for registers forever",
+                                 "lower SETMAXNREG_mma to 232"]),
     ("chunk_split", gemm, lambda d: reconfig(retask(d, "epilogue", warp_idx=12, num_warps=3), "tmem_c",
                                              consumer_group=CooperativeGroup(Agent.Warp, 3)),
      "codegen.chunk_split", ["task 'epilogue': gmem_d.store(val=tmem_c) moves 2048 8-element chunks (128x128), which "
