@@ -3,7 +3,8 @@
 Each function returns a ``Design`` built with ``Task.unchecked`` / ``PipelineGroup.unchecked``
 (the Python API would refuse most of them at construction), for the checker, the simulator, the
 notebooks and the tests.  ``MISTAKES`` maps each name to its builder and to the kind of finding
-the exhaustive checker must report for it.
+the exhaustive checker must report for it; ``RULE_MISTAKES`` maps the mistakes from the field
+that the rules of ``validate()`` name before anything runs to the code of the rule.
 
 =========================  ===============================================  ==================
 mistake                    what is wrong                                    checker finds
@@ -15,6 +16,20 @@ release_before_mma         merge_gemm's MMA task releases A/B, then MMAs    earl
 mismatched_iterations      load_b runs one iteration fewer than the store   deadlock
 unordered_alias            smem_b aliases smem_a, loaded by another task    write_while_held
 =========================  ===============================================  ==================
+
+=========================  ===============================================  ========================
+rule mistake               what is wrong                                    validate() reports
+=========================  ===============================================  ========================
+one_tile                   merge_copy over one tile: no ring ever wraps     schedule.trip_count (warning)
+zero_trip                  load_b's loop runs 0 times, the store's does not schedule.iterations
+skipped_acquire            load_b commits stages it never acquired          schedule.phase_lead
+two_phase_round            async load_b's group counts 64 of 128 threads    config.arrive_count
+register_overdraft         setmaxnreg asks more registers than launched     codegen.register_budget
+=========================  ===============================================  ========================
+
+A missing ``fence.proxy.async`` between threads' shared-memory writes and an async-proxy read is
+no design's mistake: the generators place every fence (``tests/codegen/test_proxy_fences.py``
+checks the emitted kernels), so no design can plant one.
 """
 
 from __future__ import annotations
@@ -130,6 +145,67 @@ def unordered_alias(num_stages: int = 4) -> Design:
     return d.replace(name="unordered_alias")
 
 
+@schedule
+def _load_unacquired(src, dst):
+    with domain_loop(0, "num_tiles", 1):
+        dst.load(src)  # no acquire: nothing waits for the consumer to free the stage
+        dst.commit()
+
+
+@schedule
+def _load_never(src, dst):
+    with domain_loop(0, 0, 1):  # a bound typed as 0: the loop never runs
+        dst.try_acquire()
+        dst.acquire()
+        dst.load(src)
+        dst.commit()
+
+
+def _problem(design: Design, **values) -> Design:
+    return design.replace(problem={**design.problem_dict, **values})
+
+
+def one_tile(num_stages: int = 4) -> Design:
+    """merge_copy over one tile (``num_tiles=1``): every task brackets the pipeline once, its ring
+    never wraps and no wait sees a flipped phase -- a run that "works" here tested none of it."""
+    d = examples.merge_copy(num_stages=num_stages)
+    return _problem(d, num_elements=d.problem_dict["tile_elems"], num_tiles=1).replace(name="one_tile")
+
+
+def zero_trip(num_stages: int = 4) -> Design:
+    """merge_copy whose load_b loop runs ``domain_loop(0, 0, 1)``: it never fills smem_b, so the
+    store task waits forever for its first tile."""
+    d = examples.merge_copy(num_stages=num_stages)
+    d = _retask(d, "load_b", _load_never(d.resource("gmem_b"), d.group("ab").member("smem_b")))
+    return d.replace(name="zero_trip")
+
+
+def skipped_acquire(num_stages: int = 4) -> Design:
+    """merge_copy whose load_b loads and commits without acquiring: it can run more than a ring
+    ahead of the store task and commit twice into a stage before it is released."""
+    d = examples.merge_copy(num_stages=num_stages)
+    d = _retask(d, "load_b", _load_unacquired(d.resource("gmem_b"), d.group("ab").member("smem_b")))
+    return d.replace(name="skipped_acquire")
+
+
+def two_phase_round(num_stages: int = 3) -> Design:
+    """merge_gemm whose B is loaded by a warpgroup of threads (cp.async, every thread arrives)
+    while smem_b's producer group says 64 threads: each round of 128 arrivals completes two phases
+    of the full barrier, and the MMA task can pass a wait nobody signalled."""
+    d = examples.merge_gemm(num_stages=num_stages, b_producer="async")
+    d = _reconfigure(d, ("smem_b",), producer_group=CooperativeGroup(Agent.Thread, 64))
+    return d.replace(name="two_phase_round")
+
+
+def register_overdraft(num_stages: int = 3) -> Design:
+    """merge_gemm with a setmaxnreg layout whose MMA warpgroups ask for 240 registers per thread
+    while the others give back to 40: 66560 registers, but the block of 384 threads launched with
+    168 each (64512); the MMA warpgroups' setmaxnreg.inc would wait forever."""
+    d = examples.merge_gemm(num_stages=num_stages)
+    regs = {f"SETMAXNREG_{t.name}": (240 if t.name == "mma" else 40) for t in d.tasks}
+    return _problem(d, **regs).replace(name="register_overdraft")
+
+
 #: name -> (builder, the kind of finding the checker reports).
 MISTAKES: dict[str, tuple[Callable[..., Design], str]] = {
     "never_releases": (never_releases, "deadlock"),
@@ -141,12 +217,23 @@ MISTAKES: dict[str, tuple[Callable[..., Design], str]] = {
 }
 
 
+#: name -> (builder, the code of the rule that ``validate()`` reports for it).
+RULE_MISTAKES: dict[str, tuple[Callable[..., Design], str]] = {
+    "one_tile": (one_tile, "schedule.trip_count"),
+    "zero_trip": (zero_trip, "schedule.iterations"),
+    "skipped_acquire": (skipped_acquire, "schedule.phase_lead"),
+    "two_phase_round": (two_phase_round, "config.arrive_count"),
+    "register_overdraft": (register_overdraft, "codegen.register_budget"),
+}
+
+
 def mistake(name: str, **kwargs) -> Design:
-    """A planted mistake by name."""
-    if name not in MISTAKES:
+    """A planted mistake by name (of ``MISTAKES`` or ``RULE_MISTAKES``)."""
+    table = {**MISTAKES, **RULE_MISTAKES}
+    if name not in table:
         from .errors import DesignError
-        raise DesignError(f"no planted mistake named {name!r}; mistakes: {', '.join(MISTAKES)}", code="mistakes.unknown")
-    return MISTAKES[name][0](**kwargs)
+        raise DesignError(f"no planted mistake named {name!r}; mistakes: {', '.join(table)}", code="mistakes.unknown")
+    return table[name][0](**kwargs)
 
 
-__all__ = [*MISTAKES, "MISTAKES", "mistake"]
+__all__ = [*MISTAKES, *RULE_MISTAKES, "MISTAKES", "RULE_MISTAKES", "mistake"]
