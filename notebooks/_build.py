@@ -684,6 +684,46 @@ for name, (build, expected) in mistakes.MISTAKES.items():
 both loaders wait on empty barriers that never flip. The witness:""",
     """verdict = check(mistakes.never_releases(num_stages=2), iterations=3)
 verdict""",
+    """md:## Mistakes from the field: the rules name them
+
+Some bugs need no search: `validate()` names them from the design alone, before anything runs.
+`mistakes.RULE_MISTAKES` plants one of each:
+
+- **a trip count of one** (`one_tile`): every task brackets the pipeline once, the ring never
+  wraps and no wait sees a flipped phase; `schedule.trip_count` warns that such a run tests none
+  of the phase logic.
+- **a trip count of zero** (`zero_trip`): one side never reaches the barrier the other waits on;
+  `schedule.iterations` names the loop that runs 0 times as the cause.
+- **a lead of two phases** (`skipped_acquire`): a loader commits without acquiring, so it can run
+  a ring ahead; a wait names a parity, so phase r + 2 looks like phase r (`schedule.phase_lead`).
+- **a round that completes two phases** (`two_phase_round`): 128 threads arrive on a barrier
+  counting 64 (`config.arrive_count` says the other side can run two phases ahead).
+- **a register budget** (`register_overdraft`): a setmaxnreg layout (`SETMAXNREG_<task>`) asks
+  more registers than the block launched with; `codegen.register_budget` refuses it and offers the
+  value that fits.
+- **a missing proxy fence**: threads write the staged accumulator with `st.shared`, the TMA engine
+  stores it; `fence.proxy.async` must order the two proxies. The generator places every such fence
+  and a test checks each emitted kernel, so no design can plant this one.""",
+    """print(f"{'mistake':<20} {'severity':<8} rule")
+for name, (build, code) in mistakes.RULE_MISTAKES.items():
+    found = [d for d in build().validate().diagnostics if d.code == code]
+    print(f"{name:<20} {str(found[0].severity):<8} {code}")""",
+    """md:Each finding names the values and the fix; where the fix is mechanical it is one click in the
+studio (here: applied with `apply_fix`).""",
+    """from pgstudio.model.edits import apply_fix
+
+overdraft = mistakes.register_overdraft()
+(diag,) = overdraft.validate().errors
+print(diag)
+print("fix:", diag.fixes[0])
+print("after the fix:", apply_fix(overdraft, diag.fixes[0]).validate())""",
+    """md:The proxy fences of a generated GEMM kernel: after the MMA warpgroups' `st.shared` writes of the
+staging buffer, before the arrive that lets the epilogue's TMA store read it.""",
+    """from pgstudio.codegen import emit
+
+for line in emit(examples.merge_gemm()).code.splitlines():
+    if "fence_proxy_async();" in line:
+        print(line.strip())""",
     """md:## A hang on the GPU: the watchdog
 
 Generated kernels never hang a notebook: every barrier wait is bounded. When the budget runs
