@@ -8,7 +8,12 @@ which budget stopped it, how to raise it -- rather than run out of memory or run
 * ``max_memory``: bytes, for the unrolled program (estimated before it is built, from the steps
   the loop counts make the tasks execute and the pipeline stages: ``program_bytes``) and the
   states kept (estimated as the search keeps them: ``search.state_bytes``);
-* ``max_seconds``: wall time from the call, checked between states.
+* ``max_seconds``: wall time from the call, shared by every step of the check (a ``Deadline``):
+  choosing the loop counts, unrolling the program, compiling it into transitions and the tables
+  of the reduction, the search itself, and cutting the witness down.  The long steps poll the
+  deadline as they go (per executed step, per instruction, per chunk of a table), so a check
+  returns soon after its budget whatever step was running: INCOMPLETE, naming the step it was in.
+  (Cutting a witness down is skipped past the deadline: the whole run is a witness too.)
 
 The defaults keep every canonical design well inside (they need < 1 MB and < 0.1 s at 8
 iterations) and a runaway design near a gigabyte and two minutes.
@@ -17,6 +22,7 @@ iterations) and a runaway design near a gigabyte and two minutes.
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass
 
 from ..errors import DesignError
@@ -66,6 +72,55 @@ class Budget:
         return (f"the search stopped after {seconds:.2g} s at its time budget (max_seconds={self.max_seconds:g}) with "
                 f"{states:,} states explored")
 
+    def out_of_time(self, stop: OutOfTime) -> str:
+        """Why the check stopped inside a step before the search could answer (see ``Deadline``)."""
+        return (f"the checker stopped after {stop.seconds:.2g} s at its time budget (max_seconds={self.max_seconds:g}) "
+                f"while {stop.step}")
+
+
+class OutOfTime(Exception):
+    """A long step of the checker found its deadline passed; ``check`` answers INCOMPLETE with
+    ``step`` (what it was doing, with how far it got) instead of a verdict."""
+
+    def __init__(self, step: str, seconds: float) -> None:
+        super().__init__(f"out of time after {seconds:.2g} s while {step}")
+        self.step, self.seconds = step, seconds
+
+
+class Deadline:
+    """A point in wall time (``time.perf_counter``) that the checker's long steps poll.
+    ``Deadline(None)`` never passes, so a step polls it unconditionally."""
+
+    __slots__ = ("t0", "at")
+
+    def __init__(self, seconds: float | None, t0: float | None = None) -> None:
+        self.t0 = time.perf_counter() if t0 is None else t0
+        self.at = None if seconds is None else self.t0 + seconds
+
+    def passed(self) -> bool:
+        return self.at is not None and time.perf_counter() > self.at
+
+    def left(self) -> float | None:
+        """Seconds left (never below 0), None without a limit."""
+        return None if self.at is None else max(self.at - time.perf_counter(), 0.0)
+
+    def check(self, step: str | object) -> None:
+        """Raise ``OutOfTime`` once the deadline passed; ``step`` says what the caller is doing
+        (a callable is called for the text only then, to keep polling cheap)."""
+        if self.at is not None and time.perf_counter() > self.at:
+            raise OutOfTime(step() if callable(step) else str(step), time.perf_counter() - self.t0)
+
+    def spans(self, n: int, step: str | object, size: int = 1 << 14):
+        """``(lo, hi)`` spans of ``range(n)`` of ``size`` items, polling the deadline before each:
+        a table built span by span stops within one span of its deadline."""
+        for lo in range(0, n, size):
+            self.check(step)
+            yield lo, min(lo + size, n)
+
+
+#: A deadline that never passes: the default of every step that polls one.
+NEVER = Deadline(None, 0.0)
+
 
 def program_bytes(steps: int, stages: int) -> int:
     """Memory of an unrolled program of ``steps`` executed steps over pipelines with ``stages``
@@ -80,4 +135,4 @@ def _mb(n: int) -> str:
     return f"{n / (1 << 20):,.0f} MB" if n >= 1 << 20 else f"{n:,} B"
 
 
-__all__ = ["Budget", "MAX_MEMORY", "MAX_SECONDS", "MAX_STATES", "PROGRAM_BYTES", "program_bytes"]
+__all__ = ["Budget", "Deadline", "MAX_MEMORY", "MAX_SECONDS", "MAX_STATES", "NEVER", "OutOfTime", "PROGRAM_BYTES", "program_bytes"]

@@ -33,7 +33,7 @@ import time
 from typing import Mapping
 
 from ..model.design import Design
-from .budget import MAX_MEMORY, MAX_SECONDS, MAX_STATES, Budget, program_bytes
+from .budget import MAX_MEMORY, MAX_SECONDS, MAX_STATES, NEVER, Budget, Deadline, OutOfTime, program_bytes
 from .guard import on_errors
 from .loops import LoopCounts, executed_steps, shrink
 from .program import Program, unroll
@@ -59,22 +59,29 @@ def check(design: Design, iterations: int | None = 4, *, inner: int | None = 2,
     if method not in METHODS:
         raise ValueError(f"check(method={method!r}): expected one of {', '.join(METHODS)}")
     budget = Budget(max_states, max_memory, max_seconds)
-    with on_errors(design, "the checker"):
-        counts = faithful_counts(design, iterations, inner, loops, budget)
-        steps = executed_steps(design, counts.counts)
-        stages = sum(r.pipeline_config.num_stages for r in design.pipelined)
-        too_big = budget.program_too_big(steps, stages)
-        if too_big:
-            return Verdict(design.name, INCOMPLETE, seconds=time.perf_counter() - t0, method=method,
-                           loops=tuple(sorted(counts.counts.items())), max_states=max_states, reason=too_big,
-                           cause="budget")
-        program = unroll(design, counts.counts, max_steps=None)  # budget above
-        program = dataclasses.replace(program, caveats=counts.caveats)
-        space = StateSpace(program)
-        left = None if max_seconds is None else max(max_seconds - (time.perf_counter() - t0), 0.0)
-        result = bfs(space, reduced=method == "reduced", max_states=max_states,
-                     max_bytes=max(max_memory - program_bytes(steps, stages), 0), max_seconds=left)
-        return verdict_of(space, result, method, budget, minimize)
+    deadline = Deadline(max_seconds, t0)  # one for every step below (budget.py)
+    counts = None
+    try:
+        with on_errors(design, "the checker"):
+            counts = faithful_counts(design, iterations, inner, loops, budget)
+            deadline.check("choosing the loop counts")
+            steps = executed_steps(design, counts.counts)
+            stages = sum(r.pipeline_config.num_stages for r in design.pipelined)
+            too_big = budget.program_too_big(steps, stages)
+            if too_big:
+                return Verdict(design.name, INCOMPLETE, seconds=time.perf_counter() - t0, method=method,
+                               loops=tuple(sorted(counts.counts.items())), max_states=max_states, reason=too_big,
+                               cause="budget")
+            program = unroll(design, counts.counts, max_steps=None, deadline=deadline)  # budget above
+            program = dataclasses.replace(program, caveats=counts.caveats)
+            space = StateSpace(program, deadline)
+            result = bfs(space, reduced=method == "reduced", max_states=max_states,
+                         max_bytes=max(max_memory - program_bytes(steps, stages), 0), deadline=deadline)
+            return verdict_of(space, result, method, budget, minimize, deadline)
+    except OutOfTime as stop:
+        return Verdict(design.name, INCOMPLETE, seconds=time.perf_counter() - t0, method=method,
+                       loops=tuple(sorted(counts.counts.items())) if counts else (), max_states=max_states,
+                       reason=budget.out_of_time(stop), cause="budget")
 
 
 #: Executed steps up to which the checker unrolls the real loop counts when shrunk ones cannot
@@ -121,19 +128,22 @@ def faithful_counts(design: Design, iterations: int | None, inner: int | None, l
 
 
 def verdict_of(space: StateSpace, result: SearchResult, method: str, budget: Budget | None = None,
-               minimize: bool = True) -> Verdict:
-    """Turn a search result into a ``Verdict`` (witness rows and timeline included)."""
+               minimize: bool = True, deadline: Deadline = NEVER) -> Verdict:
+    """Turn a search result into a ``Verdict`` (witness rows and timeline included; past
+    ``deadline`` the witness is the whole run, not cut down to the steps the violation needs)."""
     program = space.program
     budget = budget or Budget()
     common = dict(states=result.states, transitions=result.transitions, seconds=result.seconds, method=method,
                   loops=tuple(sorted(program.counts.items())), max_states=budget.max_states)
     v = result.violation
+    # the time budget counts from the check's start (building the program included), not the search's
+    elapsed = result.seconds if deadline is NEVER else time.perf_counter() - deadline.t0
     caveat = ("the loop counts it unrolled do not keep the design's relations between loop bounds: "
               + "; ".join(program.caveats)) if program.caveats else ""
     if v is None:
         if result.capped:
             return Verdict(program.design.name, INCOMPLETE, cause="budget",
-                           reason=budget.stopped(result.stop or "states", result.states, result.bytes, result.seconds),
+                           reason=budget.stopped(result.stop or "states", result.states, result.bytes, elapsed),
                            **common)
         if caveat:
             return Verdict(program.design.name, INCOMPLETE, reason=f"no interleaving breaks a rule, but {caveat}",
@@ -141,11 +151,11 @@ def verdict_of(space: StateSpace, result: SearchResult, method: str, budget: Bud
         return Verdict(program.design.name, SAFE, **common)
     trace = result.trace
     if minimize and v.kind not in TERMINAL_KINDS:  # a terminal state needs the whole run into it
-        sliced = causal_slice(space, trace)
+        sliced = causal_slice(space, trace, deadline)
         last = space.fire(sliced[-1][1], sliced[-1][0])[1] if sliced else None
         if last is not None and last.kind == v.kind:
             trace, v = sliced, last
-    rows, timeline = _witness(space, trace, v)
+    rows, timeline = _witness(space, trace, v, deadline, budget)
     status, cause = (INCOMPLETE, "loops") if caveat else (UNSAFE, "")
     return Verdict(program.design.name, status, v.kind, v.message, v.where, tuple(rows), timeline=timeline,
                    reason=caveat, cause=cause, **common)
@@ -156,14 +166,35 @@ def _state_text(s: State, slot: int) -> str:
     return f"pending {b.pending}, tx {b.tx}, phase {b.phase}"
 
 
-def _witness(space: StateSpace, trace: list, v: Violation) -> tuple[list[TraceRow], Timeline]:
+def _shown(n: int, deadline: Deadline):
+    """Indices of the ``n`` witness steps to show: all of them, or once ``deadline`` passed, the
+    ones so far, ``None`` (a gap) and the last (the violation)."""
+    for i in range(n):
+        if i < n - 1 and not i & 0x3FF and deadline.passed():
+            yield None
+            yield n - 1
+            return
+        yield i
+
+
+def _witness(space: StateSpace, trace: list, v: Violation, deadline: Deadline = NEVER,
+             budget: Budget | None = None) -> tuple[list[TraceRow], Timeline]:
+    """The witness rows and timeline of ``trace``; past ``deadline`` the steps not yet written
+    are left out, with one row saying how many, and the last step (the violation) still shown."""
     program: Program = space.program
     design = program.design
     warps = {t.name: (t.warp_idx, t.num_warps) for t in design.tasks}
     rows: list[TraceRow] = []
     events: list[Event] = []
     last_move: dict[str, int] = {}
-    for i, (a, s) in enumerate(trace):
+    for i in _shown(len(trace), deadline):
+        if i is None:
+            gap = len(trace) - 1 - len(rows)  # rows so far are steps 0 .. len(rows) - 1
+            limit = f"max_seconds={budget.max_seconds:g}" if budget and budget.max_seconds else "max_seconds"
+            rows.append(TraceRow(len(rows), "(...)", "", f"{gap:,} steps not shown: the witness reached the time budget "
+                                 f"({limit}); raise it to see them", -1))
+            continue
+        a, s = trace[i]
         name, ins = space.label(s, a)
         after, bad = space.fire(s, a)
         run, act = ins.run, ins.act
@@ -191,8 +222,10 @@ def _witness(space: StateSpace, trace: list, v: Violation) -> tuple[list[TraceRo
             events.append(Event(name, "phase_flip", PHASE_FLIP, i + 1.0, i + 1.0, act.set.split(".")[0], act.set,
                                 act.slot, act.stage, s.bars[act.slot].phase & 1, run.iteration, w))
     end = float(len(trace))
+    def nxt() -> int:  # rows past the trace: numbered on from its last step (the gap row keeps its number)
+        return rows[-1].index + 1 if rows else 0
     if v.kind == "unbalanced":
-        rows.append(TraceRow(len(rows), "(all tasks)", "", "finished", -1, "", "", "unbalanced"))
+        rows.append(TraceRow(nxt(), "(all tasks)", "", "finished", -1, "", "", "unbalanced"))
     if v.kind == "deadlock":
         s = space.fire(trace[-1][1], trace[-1][0])[0] if trace else space.initial()
         for i, name in enumerate(space.tasks):
@@ -201,7 +234,7 @@ def _witness(space: StateSpace, trace: list, v: Violation) -> tuple[list[TraceRo
                 continue
             ins = space.code[i][pc]
             act = ins.act
-            rows.append(TraceRow(len(rows), name, str(ins.run.step), f"blocked: wait {act.set}[{act.stage}] parity "
+            rows.append(TraceRow(nxt(), name, str(ins.run.step), f"blocked: wait {act.set}[{act.stage}] parity "
                                  f"{act.parity}", ins.run.iteration, f"{act.set}[{act.stage}]", "", "deadlock"))
             events.append(Event(name, "blocked", BLOCKED, float(last_move.get(name, -1) + 1), end + 1.0,
                                 ins.run.step.target, act.set, act.slot, act.stage, act.parity, ins.run.iteration,

@@ -21,13 +21,15 @@ from __future__ import annotations
 from bisect import bisect_right
 from typing import Iterable
 
+from .budget import NEVER, Deadline
+
 
 class Occupancy:
     """Built from every task's instructions (objects with ``holds``, ``frees``, ``commits`` and
     ``writing``, as ``statespace.Instr``); ``roots`` maps a resource to the resource whose
-    buffer it occupies."""
+    buffer it occupies; ``deadline`` is polled as it goes (``budget.Deadline``)."""
 
-    def __init__(self, code: Iterable, roots: dict[str, str]) -> None:
+    def __init__(self, code: Iterable, roots: dict[str, str], deadline: Deadline = NEVER) -> None:
         # (task, key) -> ([effective positions], [True: held / writing, False: given back / committed])
         self._held: dict[tuple[int, tuple[str, int]], tuple[list[int], list[bool]]] = {}
         self._writing: dict[tuple[int, tuple[str, int]], tuple[list[int], list[bool]]] = {}
@@ -36,6 +38,8 @@ class Occupancy:
         writers: dict[tuple[str, int], set[int]] = {}
         for t, instrs in enumerate(code):
             for k, ins in enumerate(instrs):
+                if not k & 0x3FFF:
+                    deadline.check(f"building the checker's tables (who holds which stage, task {t})")
                 at = k + 1
                 for key in ins.holds:
                     _change(self._held, (t, key), at, True)

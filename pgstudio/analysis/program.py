@@ -36,6 +36,7 @@ from ..model.resource import alias_roots
 from ..model.schedule import Step
 from ..model.targets import DTYPE_BYTES
 from .barrier_layout import BarrierLayout, barrier_layout
+from .budget import NEVER, Deadline
 from .cluster import require_modelled
 from .loops import executed_steps, loop_counts, shrink, trip_count
 from .resolve import ResolvedLoop, ResolvedStep, TaskPlan, resolve
@@ -147,8 +148,12 @@ class _Unroller:
     from its stage and round (members, bytes, the views it fills, the operands it reads) is the
     same on every iteration: ``_facts`` works it out once per step of the plan."""
 
-    def __init__(self, design: Design, layout: BarrierLayout, counts: Mapping[str, int]) -> None:
+    def __init__(self, design: Design, layout: BarrierLayout, counts: Mapping[str, int],
+                 deadline: Deadline = NEVER) -> None:
         self.design = design
+        self.deadline = deadline
+        self.built = 0  # steps built so far, over every task (for ``deadline``'s message)
+        self.total = 0
         self.layout = layout
         self.counts = counts
         self.problem = design.problem_dict
@@ -193,7 +198,12 @@ class _Unroller:
         stages, side = self.stages[cursor]
         return k % stages, k // stages, side
 
+    def _progress(self) -> str:
+        return f"unrolling the program ({self.built:,} of its {self.total:,} executed steps built)"
+
     def step(self, rs: ResolvedStep) -> None:
+        self.deadline.check(self._progress)
+        self.built += 1
         t, step = self.t, rs.step
         f = self.facts.get(id(rs))
         if f is None:
@@ -297,23 +307,25 @@ class _Unroller:
 
 def unroll(design: Design, counts: Mapping[str, int] | None = None, layout: BarrierLayout | None = None, *,
            iterations: int | None = 4, inner: int | None = 2, loops: Mapping[str, int] | None = None,
-           max_steps: int | None = MAX_UNROLLED_STEPS) -> Program:
+           max_steps: int | None = MAX_UNROLLED_STEPS, deadline: Deadline = NEVER) -> Program:
     """Every task's steps over the chosen loop counts (``counts``: from ``loops.shrink`` by default,
     whose caveats the program keeps).  A program of more than ``max_steps`` executed steps is
-    refused before it is built (the checker passes None: its own budget answers INCOMPLETE)."""
+    refused before it is built (the checker passes None: its own budget answers INCOMPLETE);
+    ``deadline`` is polled per step built (``budget.OutOfTime`` past it)."""
     require_modelled(design, "pgstudio's simulator and checker")
     layout = layout or barrier_layout(design)
     caveats: tuple[str, ...] = ()
     if counts is None:
         shrunk = shrink(design, iterations, inner, loops)
         counts, caveats = shrunk.counts, shrunk.caveats
-    steps = executed_steps(design, counts) if max_steps is not None else 0  # counted before anything is built
+    steps = executed_steps(design, counts)  # counted before anything is built
     if max_steps is not None and steps > max_steps:
         raise DesignError(f"design {design.name!r}: unrolled, its tasks would execute {steps} steps, more than "
                           f"{max_steps} (loop counts: {', '.join(f'{k}={v}' for k, v in counts.items()) or 'none'})",
                           code="analysis.size", hint="run fewer iterations, or cap inner loops (inner=..., --inner)")
     plans = resolve(design, layout)
-    u = _Unroller(design, layout, counts)
+    u = _Unroller(design, layout, counts, deadline)
+    u.total = steps
     runs = tuple(u.task(t, plans[t.name]) for t in design.tasks)
     return Program(design, layout, dict(counts), tuple(t.name for t in design.tasks), runs, u.roots, caveats)
 

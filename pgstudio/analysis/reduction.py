@@ -37,6 +37,7 @@ from __future__ import annotations
 import time
 from bisect import bisect_left, bisect_right
 
+from .budget import NEVER, Deadline
 from .statespace import State, StateSpace, conflict
 
 #: Waits one question may explore before it answers "passable" unexplored (a safe guess: a
@@ -50,7 +51,7 @@ class Reducer:
     """Stubborn sets of one state space; ``ample(state, agents, enabled)`` gives the agents to
     expand."""
 
-    def __init__(self, space: StateSpace) -> None:
+    def __init__(self, space: StateSpace, deadline: Deadline = NEVER) -> None:
         self.space = space
         sp = space
         self.ends = [len(code) for code in sp.code]
@@ -63,6 +64,9 @@ class Reducer:
             at: dict[int, list[int]] = {}
             used = 0
             for pos, (r, w, a) in enumerate(each):
+                if not pos & 0x3FFF:
+                    deadline.check(f"indexing the program for the reduction (task {sp.tasks[y]}, {len(each):,} "
+                                   "instructions)")
                 used |= r | w | a
                 for bit in _bits((w | a) & slot_bits):
                     at.setdefault(bit, []).append(pos)

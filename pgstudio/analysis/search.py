@@ -30,7 +30,8 @@ A violation labels a transition; the transition still takes effect.  (Were viola
 a violating key transition could hide a different violation behind it.)  Both searches keep a
 visited set, stop at the first violation (breadth first: no shorter violating trace exists in
 the graph searched) and stop with ``capped`` at a budget: ``max_states`` distinct states, about
-``max_bytes`` bytes of kept states, or ``max_seconds``.
+``max_bytes`` bytes of kept states, or ``max_seconds`` (or a ``budget.Deadline`` shared with the
+steps before it).
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 
+from .budget import NEVER, Deadline, OutOfTime
 from .reduction import Reducer
 from .statespace import StateSpace, Violation, conflict
 
@@ -80,15 +82,26 @@ def state_bytes(new, old) -> int:
 
 
 def bfs(space: StateSpace, *, reduced: bool = False, max_states: int = 1_000_000,
-        explore_all: bool = False, max_bytes: int | None = None, max_seconds: float | None = None) -> SearchResult:
+        explore_all: bool = False, max_bytes: int | None = None, max_seconds: float | None = None,
+        deadline: Deadline | None = None) -> SearchResult:
     """Search every interleaving (or a stubborn-set reduction of them); see the module docstring.
     ``explore_all`` does not stop at violations: it records each one (by task, step and kind) in
     ``found`` and every terminal state's verdict, for comparing the two searches.
 
     Budgets: the search stops (``capped``, ``stop`` naming the budget) before it keeps more than
-    ``max_states`` states or about ``max_bytes`` bytes of them, or once ``max_seconds`` passed."""
+    ``max_states`` states or about ``max_bytes`` bytes of them, or once ``max_seconds`` passed
+    (``deadline``, when given, instead: the checker's, which started before the program was built)."""
     t0 = time.perf_counter()
-    deadline = t0 + max_seconds if max_seconds is not None else None
+    dl = deadline or Deadline(max_seconds, t0)
+    result = SearchResult(0, 0, 0.0, reduced=reduced)
+    try:
+        reducer = Reducer(space, dl) if reduced else None
+    except OutOfTime:
+        if deadline is not None:  # the checker's: it names the step
+            raise
+        result.capped, result.stop, result.seconds = True, "seconds", time.perf_counter() - t0
+        return result
+    deadline_at = dl.at
     kept = 0
     init = space.initial()
     index = {init: 0}
@@ -97,8 +110,6 @@ def bfs(space: StateSpace, *, reduced: bool = False, max_states: int = 1_000_000
     via = [0]
     queue = deque([0])
     transitions = 0
-    reducer = Reducer(space) if reduced else None
-    result = SearchResult(0, 0, 0.0, reduced=reduced)
 
     def trace(sid: int) -> list:
         out = []
@@ -108,7 +119,7 @@ def bfs(space: StateSpace, *, reduced: bool = False, max_states: int = 1_000_000
         return out[::-1]
 
     while queue:
-        if deadline is not None and time.perf_counter() > deadline:
+        if deadline_at is not None and time.perf_counter() > deadline_at:
             result.capped, result.stop = True, "seconds"
             break
         sid = queue.popleft()
@@ -124,7 +135,7 @@ def bfs(space: StateSpace, *, reduced: bool = False, max_states: int = 1_000_000
             elif explore_all:
                 result.found[("terminal", "done", s)] = None
             continue
-        ample = reducer.ample(s, agents, enabled, deadline) if reducer else enabled
+        ample = reducer.ample(s, agents, enabled, deadline_at) if reducer else enabled
         stop = False
         for a in ample:
             nxt, bad = space.fire(s, a)
@@ -157,33 +168,42 @@ def bfs(space: StateSpace, *, reduced: bool = False, max_states: int = 1_000_000
     return result
 
 
-def causal_slice(space: StateSpace, trace: list) -> list:
+def causal_slice(space: StateSpace, trace: list, deadline: Deadline | None = None) -> list:
     """The steps of a violating ``trace`` (agent, state before) that the last step depends on,
     directly or through others (same task, a copy and its issue, or conflicting footprints), in
     their original order, re-executed from the initial state.  Every step left is needed for the
-    violation; independent steps of other tasks are dropped."""
+    violation; independent steps of other tasks are dropped.
+
+    A step conflicts with one of the kept steps exactly when it conflicts with their union (every
+    test in ``conflict`` is an AND against one side's masks), so the slice is one pass.  Past
+    ``deadline`` it returns ``trace`` itself: the whole run is a witness too."""
     if not trace:
         return trace
+    dl = deadline or NEVER
     labelled = []
-    for a, s in trace:
+    for i, (a, s) in enumerate(trace):
+        if not i & 0xFFF and dl.passed():
+            return trace
         task = a if a >= 0 else s.copies[~a][0]
         key = (task, s.pcs[a]) if a >= 0 else (task, s.copies[~a][1])  # a copy is keyed by its issue
         labelled.append((a, task, key, a < 0, space.footprint(s, a)))
     keep = [False] * len(labelled)
     keep[-1] = True
-    kept = [labelled[-1][4]]
+    kr, kw, ka = labelled[-1][4]  # the union of the kept steps' footprints
     tasks = {labelled[-1][1]} if not labelled[-1][3] else set()
     copies = {labelled[-1][2]} if labelled[-1][3] else set()
     for k in range(len(labelled) - 2, -1, -1):
         a, task, key, is_copy, fp = labelled[k]
-        if (not is_copy and (task in tasks or key in copies)) or any(conflict(fp, o) for o in kept):
+        if (not is_copy and (task in tasks or key in copies)) or conflict(fp, (kr, kw, ka)):
             keep[k] = True
-            kept.append(fp)
+            kr, kw, ka = kr | fp[0], kw | fp[1], ka | fp[2]
             (copies if is_copy else tasks).add(key if is_copy else task)
     # re-execute the kept steps: agents are re-identified (a copy's index may differ)
     out = []
     s = space.initial()
-    for (a, _task, key, is_copy, _), wanted in zip(labelled, keep):
+    for i, ((a, _task, key, is_copy, _), wanted) in enumerate(zip(labelled, keep)):
+        if not i & 0xFFF and dl.passed():
+            return trace
         if not wanted:
             continue
         if is_copy:

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 
 from ..model.kinds import OpKind
 from . import mbarrier
+from .budget import NEVER, Deadline
 from .mbarrier import Mbarrier
 from .occupancy import Occupancy
 from .program import Act, Program, StepRun
@@ -141,8 +142,9 @@ class StateSpace:
     checks that read them.
     """
 
-    def __init__(self, program: Program) -> None:
+    def __init__(self, program: Program, deadline: Deadline = NEVER) -> None:
         self.program = program
+        self.deadline = deadline  # polled while compiling (``budget.OutOfTime`` past it)
         d = self.design = program.design
         self.tasks = program.tasks
         self.T = len(self.tasks)
@@ -173,6 +175,9 @@ class StateSpace:
     def _compile(self, runs: tuple[StepRun, ...]) -> tuple[Instr, ...]:
         out: list[Instr] = []
         for run in runs:
+            if self.deadline.passed():
+                self.deadline.check(f"compiling the program into transitions (task {run.task}, step {run.index:,} "
+                                    f"of {len(runs):,})")
             start = len(out)
             for act in run.acts:
                 if act.verb == "wait":
@@ -219,29 +224,40 @@ class StateSpace:
         return tuple(out)
 
     def _derive(self) -> None:
-        """Per task: who holds / writes / released what (``occupancy``); future footprints; waits."""
-        self.occupancy = Occupancy(self.code, self.roots)
+        """Per task: who holds / writes / released what (``occupancy``); future footprints; waits.
+        Tables are built span by span, polling the deadline (``budget.Deadline.spans``)."""
+        dl = self.deadline
+        self.occupancy = Occupancy(self.code, self.roots, dl)
         self.future, self.waits, self.tables, self.wait_info, self.each = [], [], [], [], []
-        for code in self.code:
-            each = [(ins.reads | ins.land[0], ins.writes | ins.land[1], ins.adds | ins.land[2]) for ins in code]
+        for t, code in enumerate(self.code):
+            what = f"building the checker's tables (task {self.tasks[t]}, {len(code):,} instructions)"
+            each: list[tuple[int, int, int]] = []
+            for lo, hi in dl.spans(len(code), what):
+                each += [(ins.reads | ins.land[0], ins.writes | ins.land[1], ins.adds | ins.land[2])
+                         for ins in code[lo:hi]]
             n = len(code)
             fut = [(0, 0, 0)] * (n + 1)
+            r = w = a = 0
             for k in range(n - 1, -1, -1):
-                r, w, a = fut[k + 1]
+                if not k & 0x3FFF:
+                    dl.check(what)
                 er, ew, ea = each[k]
-                fut[k] = (r | er, w | ew, a | ea)
+                r, w, a = r | er, w | ew, a | ea
+                fut[k] = (r, w, a)
             self.future.append(fut)
             self.waits.append([k for k, ins in enumerate(code) if ins.op == WAIT])
             self.wait_info.append([(k, ins.act.slot, ins.act.parity, self.slot_mask[ins.act.slot])
                                    for k, ins in enumerate(code) if ins.op == WAIT])
-            self.tables.append(_RangeOr(each))
+            self.tables.append(_RangeOr(each, dl, what))
             self.each.append(each)
+        dl.check("building the checker's tables")
         # per task and pc: () not a wait, (slot, parity) a wait, None finished
         self._wait_at = [[(ins.act.slot, ins.act.parity) if ins.op == WAIT else () for ins in code] + [None]
                          for code in self.code]
         self._pc_hash = [[part(PC, t, pc) for pc in range(len(code) + 1)] for t, code in enumerate(self.code)]
         #: per task and pc: does the instruction touch nothing shared (it commutes with everything)?
         self.quiet = [[e == (0, 0, 0) for e in each] for each in self.each]
+        dl.check("building the checker's tables")
 
     # -- states -----------------------------------------------------------------------------
     def initial(self) -> State:
@@ -370,14 +386,17 @@ class StateSpace:
 class _RangeOr:
     """OR of (reads, writes, adds) triples over [lo, hi) in O(1): a sparse table."""
 
-    def __init__(self, items: list[tuple[int, int, int]]) -> None:
+    def __init__(self, items: list[tuple[int, int, int]], deadline: Deadline = NEVER, what: str = "") -> None:
         self.levels = [list(items)]
         n = len(items)
         span = 1
         while span * 2 <= n:
             prev = self.levels[-1]
-            self.levels.append([(prev[i][0] | prev[i + span][0], prev[i][1] | prev[i + span][1],
-                                 prev[i][2] | prev[i + span][2]) for i in range(n - 2 * span + 1)])
+            level: list[tuple[int, int, int]] = []
+            for lo, hi in deadline.spans(n - 2 * span + 1, what):
+                level += [(prev[i][0] | prev[i + span][0], prev[i][1] | prev[i + span][1],
+                           prev[i][2] | prev[i + span][2]) for i in range(lo, hi)]
+            self.levels.append(level)
             span *= 2
 
     def query(self, lo: int, hi: int) -> tuple[int, int, int]:
