@@ -23,9 +23,10 @@ from ..model.names import check_name
 from ._agents import explicit_in_warps
 from ._config import PipelineConfig
 from ._resource import _CREATED, MemoryResource, WorkQueue, to_model
+from ._unmodelled import TSAttributes, listed_owner, unmodelled_attribute
 
 
-class PipelineGroup:
+class PipelineGroup(TSAttributes):
     """See the module docstring."""
 
     def __init__(self, *, name: str = "", members: Sequence[Any] = (), mode: Any = PipelineGroupMode.Merge,
@@ -56,6 +57,9 @@ class PipelineGroup:
         self.mode = mode
         self.pipeline_config = pipeline_config
         self.pipeline_group = None
+        # TS's resource fields of a group, at the values TS's group has (none of them modelled).
+        self.is_barrier, self.pipeline, self.consumer_wait_signaling_threads = False, None, None
+        self.consumer_vars, self.producer_vars = {}, {}
         self.__pgstudio_order__ = next(_CREATED)
         self.model = self.to_model()  # raises on the first broken rule, before anything is claimed
         for m in members:
@@ -93,12 +97,22 @@ class PipelineGroup:
         """pgstudio's merged config of the members (``GroupConfig``)."""
         return self.model.merged_config
 
+    def get_smem_requirements(self) -> list:
+        """A group's own data SMEM: none (its members' allocations are theirs), as in TS."""
+        return []
+
+    def get_tmem_requirements(self) -> list:
+        """A group's own TMEM columns: none, as in TS."""
+        return []
+
     def __getattr__(self, name: str) -> "MemberRef":
         if name.startswith("_") or name in ("name", "members", "mode", "pipeline_config", "model"):
             raise AttributeError(name)
         for m in self.__dict__.get("members", ()):
             if m.name == name:
                 return MemberRef(self, m)
+        if listed_owner(type(self), name) is not None:
+            raise unmodelled_attribute("PipelineGroup", name)
         raise AttributeError(f"group {self.__dict__.get('name')!r} has no member {name!r}; members: "
                              f"{', '.join(m.name for m in self.__dict__.get('members', ()))}")
 

@@ -10,6 +10,10 @@ While the script runs, its TS imports resolve to pgstudio.ts: ``cutlass.pipeline
 The real ``cutlass`` modules, if installed, are hidden for that time and restored afterwards, so
 a script behaves the same with or without TS installed.  The script runs as ``__main__`` with
 ``sys.argv == [path]``.  It must build exactly one ``TaskManager``.
+
+A failure is one line that says whose it is: the script's ("fix the script") only where TS would
+refuse it too; a call form of a TS name that pgstudio.ts does not take, a TS attribute it does not
+model, or a failure inside pgstudio.ts is pgstudio's (``_call_forms.py``, ``_unmodelled.py``).
 """
 
 from __future__ import annotations
@@ -25,7 +29,9 @@ from typing import Any, Iterator
 
 from ..errors import DesignError, PgStudioError
 from ..model.design import Design
+from ._call_forms import classify
 from ._manager import capture_managers, stop_capture
+from ._unmodelled import missing_attribute
 
 #: TS's submodules, all answered by pgstudio.ts (``pipeline`` by pgstudio.ts.pipeline).
 TS_SUBMODULES = ("enums", "memory", "pipeline_group", "resources", "schedule_builder", "task", "task_manager",
@@ -121,6 +127,13 @@ def load(path: str | Path) -> Design:
     except (SystemExit, KeyboardInterrupt):
         raise
     except Exception as exc:  # say where, in one line, and whose failure it is
+        call_form = classify(exc, filename, source, namespace) if isinstance(exc, TypeError) else None
+        if call_form is not None:  # a call of a pgstudio.ts name: TS's verdict on its form decides
+            raise call_form from exc
+        missing = missing_attribute(exc) if isinstance(exc, AttributeError) else None
+        if missing is not None:  # a TS attribute of a class pgstudio.ts models, not modelled yet
+            raise type(missing)(f"{filename}{_script_line(exc, filename)}: {missing.message}", code=missing.code,
+                                hint=missing.hint) from exc
         where = f"{type(exc).__name__}{_script_line(exc, filename)}: {exc}"
         if _raised_in_pgstudio(exc):  # a TS call pgstudio.ts does not take: not the script's fault
             raise DesignError(f"ts: pgstudio cannot build this yet: running {filename} raised {where}",

@@ -22,6 +22,7 @@ from ..errors import DesignError
 from ..model.design import Design
 from ._design import build_design
 from ._task import Task
+from ._unmodelled import TSAttributes
 
 #: Registers for the TaskManagers a script builds while ``load()`` runs it.
 _CAPTURE: ContextVar[list | None] = ContextVar("pgstudio_ts_managers", default=None)
@@ -32,7 +33,7 @@ _CAPTURE: ContextVar[list | None] = ContextVar("pgstudio_ts_managers", default=N
 _BUILD_ONLY = ("codegen.", "compute.")
 
 
-class TaskManager:
+class TaskManager(TSAttributes):
     """Builds the design of its tasks and checks it (module docstring)."""
 
     def __init__(self, tasks: Sequence[Task], resource_dependency_graph: dict, dma_consumer_release_labels: Any = None,

@@ -19,6 +19,7 @@ from ..errors import DesignError
 from ..model.targets import SMEM_CAPACITY
 from ._group import PipelineGroup
 from ._resource import MemoryResource, to_model
+from ._unmodelled import TSAttributes
 
 
 @dataclass(eq=False)
@@ -46,7 +47,7 @@ def _align(n: int, a: int) -> int:
     return -(-n // a) * a if a > 1 else n
 
 
-class SmemAllocator:
+class SmemAllocator(TSAttributes):
     """TS's SMEM allocator over pgstudio's layout (module docstring)."""
 
     def __init__(self) -> None:
@@ -113,6 +114,11 @@ class SmemAllocator:
                               hint="compute_layout() after registering every resource and group")
         return self._total
 
+    @property
+    def total(self) -> int:
+        """TS's name for the data bytes (after ``compute_layout()``)."""
+        return self.total_smem_bytes
+
     def print_usage_report(self) -> None:
         """TS's report of the shared memory the registered allocations take: each allocation's
         offset and bytes, then the data and barrier totals (pgstudio's layout)."""
@@ -152,7 +158,7 @@ class SmemAllocator:
         raise _kernel_only("get()")
 
 
-class TmemAllocator:
+class TmemAllocator(TSAttributes):
     """TS's TMEM column allocator: offsets and the total column count."""
 
     def __init__(self) -> None:
@@ -173,6 +179,17 @@ class TmemAllocator:
             alloc.offset = offset
             offset += alloc.num_columns
         self.total_tmem_columns = offset
+
+    @property
+    def total(self) -> int:
+        """TS's name for the columns taken (after ``compute_layout()``)."""
+        return self.total_tmem_columns
+
+    def print_usage_report(self) -> None:
+        """Each allocation's first column and width, then the total."""
+        for alloc in self.allocations:
+            print(f"  {alloc.name}: column {alloc.offset}, {alloc.num_columns} columns")
+        print(f"tensor memory: {self.total_tmem_columns} columns")
 
 
 class BarrierAllocator:

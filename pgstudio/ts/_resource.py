@@ -24,12 +24,13 @@ from typing import Any
 from ..errors import DesignError
 from ..model.resource import COMPUTE_OPS, DTYPES, Compute, Memory, RESOURCE_CLASSES, Resource
 from ._config import PipelineConfig
+from ._unmodelled import TSAttributes
 
 _CREATED = itertools.count()
 _MEMORIES = tuple(m.value for m in Memory)
 
 
-class _Identity:
+class _Identity(TSAttributes):
     """Identity equality and hash for every resource class, and its creation order."""
 
     __pgstudio_order__: int

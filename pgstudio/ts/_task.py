@@ -6,8 +6,10 @@ from typing import Any, Sequence
 
 from ..errors import DesignError
 from ._schedule import Schedule
+from ._unmodelled import TSAttributes
 
-class Task:
+
+class Task(TSAttributes):
     """A warp range that runs one captured schedule (TS's signature)."""
 
     def __init__(self, src_resources: Sequence[Any], dst_resources: Sequence[Any], warp_idx: int, num_warps: int, *,
@@ -37,6 +39,30 @@ class Task:
         self.schedule = schedule
         self.num_registers = num_registers
         self.name = name
+        self.debug_print = debug_print
+        self.iket_enable_profiling = iket_enable_profiling
+        self.iket_profiling_stages = iket_profiling_stages
+        self.iket_profiling_resources = iket_profiling_resources
+        self.run_only_on_cta_id = run_only_on_cta_id
+
+    @property
+    def warp_start(self) -> int:
+        """The task's first warp (TS's name)."""
+        return self.warp_idx
+
+    @property
+    def warp_end(self) -> int:
+        """One past the task's last warp (TS's name)."""
+        return self.warp_idx + self.num_warps
+
+    @property
+    def resources(self) -> list[Any]:
+        """Every resource of the task, sources then destinations, each once (TS's ``resources``)."""
+        out: list[Any] = []
+        for r in (*self.src_resources, *self.dst_resources):
+            if not any(r is seen for seen in out):
+                out.append(r)
+        return out
 
     def __repr__(self) -> str:
         return f"Task(name={self.name!r}, warp_idx={self.warp_idx}, num_warps={self.num_warps})"

@@ -17,6 +17,7 @@ from enum import IntFlag
 from typing import Any, Callable
 
 from ..model.kinds import OpKind
+from ._unmodelled import TSAttributes, unmodelled_attribute
 
 #: The attribute a work decorator leaves on the function.
 WORK_ATTR = "__pgstudio_ts_work__"
@@ -29,6 +30,18 @@ class WorkAttr(IntFlag):
 
     NONE = 0
     AUXILIARY = 1
+
+    def is_auxiliary(self) -> bool:
+        """Whether the work is auxiliary (carries no data)."""
+        return bool(self & WorkAttr.AUXILIARY)
+
+    @classmethod
+    def is_valid_combination(cls, value: "WorkAttr") -> bool:
+        raise unmodelled_attribute("WorkAttr", "is_valid_combination")
+
+    @classmethod
+    def validate(cls, value: "WorkAttr", field_name: str) -> None:
+        raise unmodelled_attribute("WorkAttr", "validate")
 
 
 @dataclass(frozen=True)
@@ -94,7 +107,7 @@ def producer_op(label: str | None, memory: str, kind: OpKind | None) -> str:
 
 
 @dataclass
-class TaskLocalVariable:
+class TaskLocalVariable(TSAttributes):
     """A value a consumer work call produces and a producer work call receives (TS's register
     state).  pgstudio keeps only which resource a value came from."""
 

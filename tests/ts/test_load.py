@@ -136,10 +136,14 @@ def test_export_refuses_two_loops_side_by_side_and_an_invalid_design():
 def test_a_failure_inside_pgstudio_ts_is_not_blamed_on_the_script(tmp_path):
     script = _write(tmp_path, IMPORTS + "\nfrom cutlass.experimental.task_scheduling.resources import PipelineConfig\n"
                     "one = CooperativeGroup(Agent.Thread, 1)\n"
-                    "PipelineConfig.create_tma_umma_pipeline_cfg(2, 1024, one, one, mcast_mode_mn=5)\n")
+                    "PipelineConfig.create_tma_umma_pipeline_cfg(2, 1024, one, one, (1, 1, 1, 1), mcast_mode_mn=5)\n")
     with pytest.raises(DesignError, match="pgstudio cannot build this yet: running .*line 4") as err:
         load(script)
     assert err.value.code == "ts.unsupported" and "fix the script" not in str(err.value)
+    # Without the cta_layout_vmnk TS's factory requires, TS refuses the call by its form: that is the script's.
+    script.write_text(script.read_text().replace(", (1, 1, 1, 1), ", ", "))
+    with pytest.raises(DesignError, match="TS refuses this call too .missing a required argument: 'cta_layout_vmnk'"):
+        load(script)
     bad = _write(tmp_path, IMPORTS + "\nx = 1 / 0\n", "bad.py")  # the script's own error says so
     with pytest.raises(DesignError, match="ZeroDivisionError, line 2") as err:
         load(bad)

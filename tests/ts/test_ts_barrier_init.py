@@ -72,6 +72,9 @@ def test_ts_initialises_random_designs_barriers_as_pgstudio_lays_them_out(tmp_pa
         warps += any(r.pipeline_config is not None and "Warp" in (r.pipeline_config.producer_group.agent.value,
                                                                    r.pipeline_config.consumer_group.agent.value)
                      for r in design.resources)
+    print(f"{checked} random designs exported and run under TS ({warps} with a Warp group, "
+          f"{len(range(0, checked, CHECKED_EVERY))} through TS's exhaustive checker): {len(problems)} differ from TS's "
+          f"initialised barriers or from their re-import")
     assert checked == N_RANDOM
     assert warps >= N_RANDOM // 10, f"only {warps} of {checked} random designs have a Warp group"
     assert not problems, f"{len(problems)} of {checked} designs differ from TS, e.g.\n" + "\n".join(problems[:5])

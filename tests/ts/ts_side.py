@@ -76,6 +76,14 @@ def ts_view(group: Any) -> dict:
             "type": cfg.pipeline_type.value}
 
 
+@contextlib.contextmanager
+def quiet():
+    """TS's prints and warnings (its checker's notes) kept out of the test output."""
+    with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
+        warnings.simplefilter("ignore")
+        yield
+
+
 def run_ts_script(path: str, exhaustive: bool = True) -> dict[str, Any]:
     """Run a TS script with TS (in this process) and return its module globals; what it prints
     and TS's warnings (its checker's state-limit notes) are kept out of the test output.
@@ -88,8 +96,7 @@ def run_ts_script(path: str, exhaustive: bool = True) -> dict[str, Any]:
     def without_checker(self: Any, *args: Any, **kwargs: Any) -> None:
         init(self, *args, **{**kwargs, "exhaustive_deadlock_race_check": False})
 
-    with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
-        warnings.simplefilter("ignore")
+    with quiet():
         if not exhaustive:
             task_manager.TaskManager.__init__ = without_checker
         try:
