@@ -47,7 +47,7 @@ def key(task: str) -> str:
 
 def drop(*keys: str) -> Fix:
     """The fix that removes problem keys (an empty value removes a symbol)."""
-    return fix(f"drop {' and '.join(keys)}", "update_problem", **{k: "" for k in keys})
+    return fix(f"set the problem without {' and '.join(keys)}", "update_problem", **{k: "" for k in keys})
 
 
 def requested(design: Design) -> dict[str, object]:

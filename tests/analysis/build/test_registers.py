@@ -88,5 +88,5 @@ def test_each_finding_has_a_fix_that_removes_it(case):
 def test_the_unknown_task_and_the_fix_that_drops_its_key():
     (diag,) = CASES["unknown_task"].validate().errors
     assert "problem key SETMAXNREG_store asks registers for task 'store', which is not in the design" in diag.message
-    assert [f.label for f in diag.fixes] == ["drop SETMAXNREG_store"]
+    assert [f.label for f in diag.fixes] == ["set the problem without SETMAXNREG_store"]
     assert "SETMAXNREG_store" not in E.apply_fix(CASES["unknown_task"], diag.fixes[0]).problem_dict
