@@ -215,6 +215,8 @@ def _node(obj: Any, path: str):
 
 
 def design_from_dict(obj: Any, design_class: type) -> Any:
+    """A design from its JSON object, each part read by its own reader below; every refusal names
+    the path of the field (``resources[2].tile``), the value and what was expected."""
     r = _Reader(obj, "")
     r.only("schema", "version", "name", "problem", "targets", "resources", "graph", "groups", "tasks")
     schema = r.get("schema", str)
@@ -224,45 +226,14 @@ def design_from_dict(obj: Any, design_class: type) -> Any:
     if version != VERSION:
         raise DesignError(f"version: {version} is not supported (this pgstudio reads version {VERSION})",
                           code="json.version", hint="upgrade pgstudio to read newer files")
-    problem = r.get("problem", dict, {})
-    check_count(len(problem), "problem", MAX_PROBLEM_ENTRIES, "json.size")
-    for k, v in problem.items():
-        if not isinstance(v, (int, float, str)) or isinstance(v, bool):
-            raise DesignError(f"problem.{_key(k)}: expected a number or a string, got {_show(v)}", code="json.type")
-        why = entry_problem(k, v)
-        if why:
-            raise DesignError(f"problem.{_key(k)}: {why}", code="json.value", hint=PROBLEM_HINT)
+    problem = _problem(r)
     resources = {}
     for i, ro in enumerate(_list(r, "resources", MAX_RESOURCES, [])):
-        rr = _Reader(ro, f"resources[{i}]")
-        rr.only("name", "memory", "dtype", "tile", "aliases", "compute", "pipeline_config")
-        name = rr.get("name", str, check=_name_check)
-        memory = rr.get("memory", str, check=lambda v: None if v in RESOURCE_CLASSES else
-                        f"{v!r} is not one of {', '.join(RESOURCE_CLASSES)}")
-        comp = _Reader(rr.get("compute", dict, {"op": "copy"}), f"resources[{i}].compute")
-        comp.only("op", "expr")
-        op, expr = comp.get("op", str), comp.get("expr", str, "")
-        compute = _at(f"resources[{i}].compute", Compute, op, expr)
-        tile = rr.get("tile", list, [])
-        if not all(isinstance(x, int) and not isinstance(x, bool) and x > 0 for x in tile):
-            raise DesignError(f"resources[{i}].tile: expected positive integers, got {_show(tile)}", code="json.type")
-        if name in resources:
-            raise DesignError(f"resources[{i}].name: {name!r} appears twice", code="json.value")
-        fields = dict(
-            name=name, pipeline_config=_config(rr.get("pipeline_config", (dict, type(None)), None), f"resources[{i}].pipeline_config"),
-            compute=compute, dtype=rr.get("dtype", str, "float32"),
-            tile=tuple(tile), aliases=rr.get("aliases", (str, type(None)), None))
-        resources[name] = _at(f"resources[{i}]", RESOURCE_CLASSES[memory], **fields)
-    graph = {}
-    graph_obj = r.get("graph", dict, {})
-    check_count(len(graph_obj), "graph", MAX_RESOURCES, "json.size")
-    for k, deps in graph_obj.items():
-        if not isinstance(deps, list) or not all(isinstance(x, str) for x in deps):
-            raise DesignError(f"graph.{_key(k)}: expected a list of resource names", code="json.type")
-        check_count(len(deps), f"graph.{_key(k)}", MAX_RESOURCES, "json.size")
-        for x in (k, *deps):
-            _at(f"graph.{_key(k)}", check_word, x, "name", "graph.unknown")
-        graph[k] = deps
+        res = _resource(ro, f"resources[{i}]")
+        if res.name in resources:
+            raise DesignError(f"resources[{i}].name: {res.name!r} appears twice", code="json.value")
+        resources[res.name] = res
+    graph = _graph(r)
 
     def resource(name: str, path: str):
         if name not in resources:
@@ -278,24 +249,72 @@ def design_from_dict(obj: Any, design_class: type) -> Any:
         gname, mode = gr.get("name", str, check=_name_check), gr.enum("mode", PipelineGroupMode)
         gcfg = _config(gr.get("pipeline_config", (dict, type(None)), None), f"groups[{i}].pipeline_config")
         groups.append(_at(f"groups[{i}]", PipelineGroup.unchecked, gname, members, mode, gcfg))
-    tasks = []
-    for i, to in enumerate(_list(r, "tasks", MAX_TASKS, [])):
-        tr = _Reader(to, f"tasks[{i}]")
-        tr.only("name", "warp_idx", "num_warps", "src_resources", "dst_resources", "schedule")
-        so = tr.get("schedule", (dict, type(None)), None)
-        sched = None
-        if so is not None:
-            sr = _Reader(so, f"tasks[{i}].schedule")
-            sr.only("name", "nodes")
-            sname = sr.get("name", str)
-            nodes = tuple(_node(n, f"tasks[{i}].schedule.nodes[{j}]") for j, n in enumerate(_list(sr, "nodes", MAX_STEPS)))
-            sched = _at(f"tasks[{i}].schedule", CapturedSchedule, sname, nodes)
-        args = (tr.get("name", str, check=_name_check), tr.get("warp_idx", int), tr.get("num_warps", int),
-                _names(tr, "src_resources"), _names(tr, "dst_resources"), sched)
-        tasks.append(_at(f"tasks[{i}]", Task.unchecked, *args))
+    tasks = [_task(to, f"tasks[{i}]") for i, to in enumerate(_list(r, "tasks", MAX_TASKS, []))]
     name = r.get("name", str, check=_name_check)
     targets = _names(r, "targets") if "targets" in r.obj else DEFAULT_TARGETS
     return _at("design", lambda: design_class(name, resources.values(), graph, groups, tasks, problem, targets))
+
+
+def _problem(r: "_Reader") -> dict:
+    problem = r.get("problem", dict, {})
+    check_count(len(problem), "problem", MAX_PROBLEM_ENTRIES, "json.size")
+    for k, v in problem.items():
+        if not isinstance(v, (int, float, str)) or isinstance(v, bool):
+            raise DesignError(f"problem.{_key(k)}: expected a number or a string, got {_show(v)}", code="json.type")
+        why = entry_problem(k, v)
+        if why:
+            raise DesignError(f"problem.{_key(k)}: {why}", code="json.value", hint=PROBLEM_HINT)
+    return problem
+
+
+def _resource(ro: Any, path: str) -> Any:
+    rr = _Reader(ro, path)
+    rr.only("name", "memory", "dtype", "tile", "aliases", "compute", "pipeline_config")
+    name = rr.get("name", str, check=_name_check)
+    memory = rr.get("memory", str, check=lambda v: None if v in RESOURCE_CLASSES else
+                    f"{v!r} is not one of {', '.join(RESOURCE_CLASSES)}")
+    comp = _Reader(rr.get("compute", dict, {"op": "copy"}), f"{path}.compute")
+    comp.only("op", "expr")
+    op, expr = comp.get("op", str), comp.get("expr", str, "")
+    compute = _at(f"{path}.compute", Compute, op, expr)
+    tile = rr.get("tile", list, [])
+    if not all(isinstance(x, int) and not isinstance(x, bool) and x > 0 for x in tile):
+        raise DesignError(f"{path}.tile: expected positive integers, got {_show(tile)}", code="json.type")
+    fields = dict(
+        name=name, pipeline_config=_config(rr.get("pipeline_config", (dict, type(None)), None), f"{path}.pipeline_config"),
+        compute=compute, dtype=rr.get("dtype", str, "float32"),
+        tile=tuple(tile), aliases=rr.get("aliases", (str, type(None)), None))
+    return _at(path, RESOURCE_CLASSES[memory], **fields)
+
+
+def _graph(r: "_Reader") -> dict:
+    graph = {}
+    graph_obj = r.get("graph", dict, {})
+    check_count(len(graph_obj), "graph", MAX_RESOURCES, "json.size")
+    for k, deps in graph_obj.items():
+        if not isinstance(deps, list) or not all(isinstance(x, str) for x in deps):
+            raise DesignError(f"graph.{_key(k)}: expected a list of resource names", code="json.type")
+        check_count(len(deps), f"graph.{_key(k)}", MAX_RESOURCES, "json.size")
+        for x in (k, *deps):
+            _at(f"graph.{_key(k)}", check_word, x, "name", "graph.unknown")
+        graph[k] = deps
+    return graph
+
+
+def _task(to: Any, path: str) -> Any:
+    tr = _Reader(to, path)
+    tr.only("name", "warp_idx", "num_warps", "src_resources", "dst_resources", "schedule")
+    so = tr.get("schedule", (dict, type(None)), None)
+    sched = None
+    if so is not None:
+        sr = _Reader(so, f"{path}.schedule")
+        sr.only("name", "nodes")
+        sname = sr.get("name", str)
+        nodes = tuple(_node(n, f"{path}.schedule.nodes[{j}]") for j, n in enumerate(_list(sr, "nodes", MAX_STEPS)))
+        sched = _at(f"{path}.schedule", CapturedSchedule, sname, nodes)
+    args = (tr.get("name", str, check=_name_check), tr.get("warp_idx", int), tr.get("num_warps", int),
+            _names(tr, "src_resources"), _names(tr, "dst_resources"), sched)
+    return _at(path, Task.unchecked, *args)
 
 
 def design_from_json(text: str | bytes, design_class: type) -> Any:

@@ -180,96 +180,111 @@ def dependency_graph(design: Any, report: Any = None, *, highlight: str | None =
         "bgcolor": "white", "labelloc": "b", "labeljust": "c", "tooltip": dot_text(design.summary()),
     }, node_attr={"fontname": style.FONT, "fontsize": "11", "margin": "0.08,0.04"},
         edge_attr={"fontname": style.FONT, "fontsize": "9", "arrowsize": "0.7"})
+    drawing = _Drawing(design, diags, highlight, g)
+    drawing.groups_and_resources()
+    drawing.dependencies()
+    if tasks:
+        drawing.tasks()
+    if legend:
+        g.attr(label=_legend(design, diags))
+    return g
 
-    known = {r.name: r for r in design.resources}
-    grouped: dict[str, str] = {}
-    for grp in design.groups:
-        for m in grp.members:
-            grouped.setdefault(m.name, grp.name)
-            known.setdefault(m.name, m)
 
-    def add_resource(container: Any, r: Any) -> None:
+class _Drawing:
+    """One dependency graph being drawn: the nodes known so far and the diagnostics that mark them.
+    A name the design uses but does not declare gets one dashed red 'missing' node."""
+
+    def __init__(self, design: Any, diags: list, highlight: str | None, g: Any) -> None:
+        self.design, self.diags, self.highlight, self.g = design, diags, highlight, g
+        self.known = {r.name: r for r in design.resources}
+        self.grouped: dict[str, str] = {}
+        for grp in design.groups:
+            for m in grp.members:
+                self.grouped.setdefault(m.name, grp.name)
+                self.known.setdefault(m.name, m)
+        self.missing: set[str] = set()
+
+    def add_resource(self, container: Any, r: Any) -> None:
         fill, border = style.memory_colours(r.memory)
         attrs = {"shape": "box", "style": "filled,rounded" if r.memory.value == "tmem" else "filled",
                  "fillcolor": fill, "color": border, "penwidth": "1.2"}
         base = f"{r.name}: {style.MEMORY_WHAT.get(str(r.memory), r.memory)}"
         container.node(_node_id("res", r.name), resource_label(r),
-                       **_outline(attrs, _findings(diags, r.name), r.name, highlight, base))
+                       **_outline(attrs, _findings(self.diags, r.name), r.name, self.highlight, base))
 
-    barriers = _group_barriers(design)
-    for grp in design.groups:
-        with g.subgraph(name="cluster_" + _node_id("grp", grp.name).removeprefix("grp__")) as c:
-            count = barriers.get(grp.name)
-            mode = grp.mode.value
-            shared = "shared " + " + ".join(grp.mode.shared_barriers)  # from the protocol table
-            label = (f"<<B>{escape(grp.name)}</B>: {mode} ({shared})<BR ALIGN=\"LEFT\"/>"
-                     f"<FONT POINT-SIZE=\"9\">{count if count is not None else '?'} barriers</FONT>"
-                     f"<BR ALIGN=\"LEFT\"/>>")
-            attrs = {"label": label, "style": "rounded,filled", "fillcolor": style.GROUP_FILL,
-                     "color": style.MUTED, "penwidth": "1.2", "fontsize": "11", "labeljust": "l", "labelloc": "t"}
-            attrs = _outline(attrs, _findings(diags, grp.name), grp.name, highlight, f"group {grp.name}: {mode}")
-            c.attr(**attrs)
-            for m in grp.members:
-                if grouped.get(m.name) == grp.name:
-                    add_resource(c, m)
+    def groups_and_resources(self) -> None:
+        """Each group as a cluster around its members (with its mode and barrier count), then the
+        resources outside any group."""
+        barriers = _group_barriers(self.design)
+        for grp in self.design.groups:
+            with self.g.subgraph(name="cluster_" + _node_id("grp", grp.name).removeprefix("grp__")) as c:
+                count = barriers.get(grp.name)
+                mode = grp.mode.value
+                shared = "shared " + " + ".join(grp.mode.shared_barriers)  # from the protocol table
+                label = (f"<<B>{escape(grp.name)}</B>: {mode} ({shared})<BR ALIGN=\"LEFT\"/>"
+                         f"<FONT POINT-SIZE=\"9\">{count if count is not None else '?'} barriers</FONT>"
+                         f"<BR ALIGN=\"LEFT\"/>>")
+                attrs = {"label": label, "style": "rounded,filled", "fillcolor": style.GROUP_FILL,
+                         "color": style.MUTED, "penwidth": "1.2", "fontsize": "11", "labeljust": "l", "labelloc": "t"}
+                attrs = _outline(attrs, _findings(self.diags, grp.name), grp.name, self.highlight,
+                                 f"group {grp.name}: {mode}")
+                c.attr(**attrs)
+                for m in grp.members:
+                    if self.grouped.get(m.name) == grp.name:
+                        self.add_resource(c, m)
+        for r in self.design.resources:
+            if r.name not in self.grouped:
+                self.add_resource(self.g, r)
 
-    for r in design.resources:
-        if r.name not in grouped:
-            add_resource(g, r)
-
-    missing: set[str] = set()
-
-    def staged_name(name: str) -> bool:
+    def staged_name(self, name: str) -> bool:
         """Is ``name`` a pipelined resource (one with barriers)?  Unknown names count as staged."""
-        r = known.get(name)
+        r = self.known.get(name)
         return r is None or r.pipeline_config is not None
 
-    def ref(name: str) -> str:
+    def ref(self, name: str) -> str:
         """Node id of a resource; an unknown name gets a dashed red 'missing' node once."""
-        if name not in known and name not in missing:
-            missing.add(name)
-            g.node(_node_id("res", name), _table(f"<B>{escape(name)}</B>", _small("not a resource of the design")),
-                   shape="box", style="dashed",
-                   color=style.SEVERITY["error"], fontcolor=style.SEVERITY["error"],
-                   tooltip=dot_text(f"{name!r} is named but not declared as a resource"))
+        if name not in self.known and name not in self.missing:
+            self.missing.add(name)
+            self.g.node(_node_id("res", name), _table(f"<B>{escape(name)}</B>", _small("not a resource of the design")),
+                        shape="box", style="dashed",
+                        color=style.SEVERITY["error"], fontcolor=style.SEVERITY["error"],
+                        tooltip=dot_text(f"{name!r} is named but not declared as a resource"))
         return _node_id("res", name)
 
-    def edge_attrs(a: str, b: str, colour: str, base: str) -> dict:
+    def edge_attrs(self, a: str, b: str, colour: str, base: str) -> dict:
         """A diagnostic naming both ends of an edge colours the edge too."""
-        found = [d for d in diags if a in getattr(d, "where", ()) and b in getattr(d, "where", ())]
+        found = [d for d in self.diags if a in getattr(d, "where", ()) and b in getattr(d, "where", ())]
         if not found:
             return {"color": colour, "tooltip": dot_text(base)}
         tip = dot_text(" | ".join(f"{d.severity} [{d.code}] {d.message}" for d in found))
         return {"color": style.SEVERITY["error"], "penwidth": "2.2", "tooltip": tip}
 
-    for target, deps in design.graph:
-        for dep in deps:
-            g.edge(ref(dep), ref(target), **{"penwidth": "1.6",
-                   **edge_attrs(dep, target, style.INK, f"{target} depends on {dep}")})
+    def dependencies(self) -> None:
+        for target, deps in self.design.graph:
+            for dep in deps:
+                self.g.edge(self.ref(dep), self.ref(target), **{"penwidth": "1.6",
+                            **self.edge_attrs(dep, target, style.INK, f"{target} depends on {dep}")})
 
-    if tasks:
-        for t in design.tasks:
+    def tasks(self) -> None:
+        """Each task as a node, with dashed edges to what it consumes (full / empty colours when staged)."""
+        for t in self.design.tasks:
             attrs = {"shape": "box", "style": "rounded,filled", "fillcolor": style.TASK_FILL,
                      "color": style.TASK_BORDER, "penwidth": "1.2"}
             base = f"task {t.name}: {warp_range(t)} ({t.num_threads} threads)"
-            g.node(_node_id("task", t.name), _table(f"<B>{escape(t.name)}</B>", _small(warp_range(t))),
-                   **_outline(attrs, _findings(diags, t.name), t.name, highlight, base))
+            self.g.node(_node_id("task", t.name), _table(f"<B>{escape(t.name)}</B>", _small(warp_range(t))),
+                        **_outline(attrs, _findings(self.diags, t.name), t.name, self.highlight, base))
             for src in t.src_resources:
-                staged = staged_name(src)
-                g.edge(ref(src), _node_id("task", t.name), style="dashed", arrowhead="vee",
-                       **edge_attrs(src, t.name, style.ROLE["empty"] if staged else style.MUTED,
-                                    f"{t.name} consumes {src}: waits on full, arrives on empty" if staged
-                                    else f"{t.name} reads {src} (no barrier)"))
+                staged = self.staged_name(src)
+                self.g.edge(self.ref(src), _node_id("task", t.name), style="dashed", arrowhead="vee",
+                            **self.edge_attrs(src, t.name, style.ROLE["empty"] if staged else style.MUTED,
+                                              f"{t.name} consumes {src}: waits on full, arrives on empty" if staged
+                                              else f"{t.name} reads {src} (no barrier)"))
             for dst in t.dst_resources:
-                staged = staged_name(dst)
-                g.edge(_node_id("task", t.name), ref(dst), style="dashed", arrowhead="vee",
-                       **edge_attrs(t.name, dst, style.ROLE["full"] if staged else style.MUTED,
-                                    f"{t.name} produces {dst}: waits on empty, arrives on full" if staged
-                                    else f"{t.name} writes {dst} (no barrier)"))
-
-    if legend:
-        g.attr(label=_legend(design, diags))
-    return g
+                staged = self.staged_name(dst)
+                self.g.edge(_node_id("task", t.name), self.ref(dst), style="dashed", arrowhead="vee",
+                            **self.edge_attrs(t.name, dst, style.ROLE["full"] if staged else style.MUTED,
+                                              f"{t.name} produces {dst}: waits on empty, arrives on full" if staged
+                                              else f"{t.name} writes {dst} (no barrier)"))
 
 
 def graph_svg(design: Any, report: Any = None, **kwargs: Any) -> str:
