@@ -10,7 +10,7 @@ comma := ,
 STAMP := $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
 TEST_STAMP := $(VENV)/.installed-$(subst $(comma),-,$(TEST_EXTRAS))
 
-.PHONY: demo test test-gpu docs lab studio notebooks bench install clean
+.PHONY: demo test test-gpu coverage docs lab studio notebooks bench install clean
 
 # One stamp per set of extras: .installed-dev-render-studio-nvrtc installs ".[dev,render,studio,nvrtc]".
 $(VENV)/.installed-%: pyproject.toml
@@ -27,6 +27,11 @@ demo: $(STAMP)
 test: $(TEST_STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -q
+
+# How much of pgstudio.runtime the runtime and explorer tests run here (on a CPU: the null
+# runtime's paths; on a GPU machine the GPU tests add the rest).
+coverage: $(TEST_STAMP)
+	$(BIN)/python -m pytest -q tests/runtime tests/explore --cov=pgstudio.runtime --cov-report=term
 
 # The documentation site into site/: the semantics and architecture pages, the guide, the notebooks
 # with their recorded outputs and the API reference; any warning (a dangling link) fails the build.
