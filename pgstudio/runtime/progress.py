@@ -14,9 +14,10 @@ tqdm is imported on first use, so ``import pgstudio`` stays light.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 #: In a worker process: the executor's queue that progress steps go to (see ``relay_to``).
 _RELAY: list[Any] = []
@@ -31,6 +32,24 @@ def relay_to(queue: Any) -> None:
 
 def running(job_key: str) -> None:
     _CURRENT[0] = job_key
+
+
+def current_relay() -> Any:
+    """Where this process's ``Progress`` steps go instead of being drawn (None: drawn here)."""
+    return _RELAY[0] if _RELAY else None
+
+
+@contextlib.contextmanager
+def relaying(sink: Any) -> Iterator[None]:
+    """Send every ``Progress`` made inside the block to ``sink`` (anything with ``put``), as a GPU
+    worker does with its queue: how an executor that runs its jobs in this process (the null
+    runtime's) hands their steps to the caller instead of drawing them."""
+    saved = _RELAY[:]
+    _RELAY[:] = [sink] if sink is not None else []
+    try:
+        yield
+    finally:
+        _RELAY[:] = saved
 
 
 class Progress:
@@ -97,4 +116,4 @@ class Progress:
         self.close()
 
 
-__all__ = ["Progress", "relay_to", "running"]
+__all__ = ["Progress", "current_relay", "relay_to", "relaying", "running"]

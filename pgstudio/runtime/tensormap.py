@@ -54,10 +54,10 @@ def check_tensor(name: str, rows: int, cols: int, box_rows: int, ptr: int, esz: 
                           hint="allocate it with CuPy (256-byte aligned)")
 
 
-def encode_2d(ptr: int, rows: int, cols: int, box_rows: int, dtype: str, name: str = "tensor", *,
-              box_cols: int = BOX_COLS, swizzle: int = 128) -> TmaDesc:
-    """A row-major [rows x cols] tensor at device address ``ptr``, read in {box_cols, box_rows}
-    boxes with ``swizzle``-byte swizzle (box_cols x element size bytes) and zero fill."""
+def check_map(rows: int, cols: int, box_rows: int, dtype: str, name: str = "tensor", *, box_cols: int = BOX_COLS,
+              swizzle: int = 128, ptr: int = 0) -> None:
+    """Every rule ``encode_2d`` checks before it calls the driver, as clear errors: what a GPU run
+    refuses, the null runtime (``runtime.null``) refuses too."""
     if dtype not in _DTYPE_ENUM:
         raise DesignError(f"tensor {name!r}: TMA maps here take {', '.join(_DTYPE_ENUM)}, got {dtype!r}",
                           code="tma.dtype")
@@ -65,6 +65,13 @@ def encode_2d(ptr: int, rows: int, cols: int, box_rows: int, dtype: str, name: s
         raise DesignError(f"tensor {name!r}: a box row of {box_cols} {dtype} elements is not one {swizzle}-byte swizzle "
                           f"span (spans: {', '.join(map(str, _SWIZZLE))} bytes)", code="tma.box")
     check_tensor(name, rows, cols, box_rows, ptr, _SIZE[dtype])
+
+
+def encode_2d(ptr: int, rows: int, cols: int, box_rows: int, dtype: str, name: str = "tensor", *,
+              box_cols: int = BOX_COLS, swizzle: int = 128) -> TmaDesc:
+    """A row-major [rows x cols] tensor at device address ``ptr``, read in {box_cols, box_rows}
+    boxes with ``swizzle``-byte swizzle (box_cols x element size bytes) and zero fill."""
+    check_map(rows, cols, box_rows, dtype, name, box_cols=box_cols, swizzle=swizzle, ptr=ptr)
     cu = _driver()
     cu.cuInit(0)
     u64, u32 = cu.cuuint64_t, cu.cuuint32_t
@@ -87,4 +94,4 @@ def encode_2d(ptr: int, rows: int, cols: int, box_rows: int, dtype: str, name: s
     return desc
 
 
-__all__ = ["BOX_COLS", "TmaDesc", "check_tensor", "encode_2d"]
+__all__ = ["BOX_COLS", "TmaDesc", "check_map", "check_tensor", "encode_2d"]

@@ -4,7 +4,8 @@ One small compiled kernel (cached like generated kernels) reads the output and t
 reference and accumulates: the squared error and squared reference (for ||out - ref|| / ||ref||),
 the largest absolute difference, how many elements are out of tolerance or disagree about NaN
 (a poisoned, unwritten element is NaN), and the first such index.  One pass and no temporary
-arrays, so verifying 1 GiB operands costs about one extra read of them.
+arrays, so verifying 1 GiB operands costs about one extra read of them.  ``compare_on_host`` is
+the same rule over NumPy arrays (a host workload's check; the GPU tests hold the kernel to it).
 """
 
 from __future__ import annotations
@@ -27,25 +28,45 @@ class VerificationError(PgStudioError, AssertionError):
     """A kernel's output differs from the reference (it is never timed)."""
 
 
+#: How every result of the null runtime (``runtime.null``) names where it came from.
+NULL_RUNTIME = "no GPU: null runtime"
+#: What a check of the null runtime says: nothing ran, so nothing was compared.
+NOT_RUN = f"not run ({NULL_RUNTIME})"
+#: How ``Check.rel_error`` is measured: over the norm (streaming kernels), or the largest error
+#: over the largest reference magnitude (GEMM kernels, whose K-long sums round differently).
+NORM, PEAK = "norm", "peak"
+
+
 @dataclass(frozen=True)
 class Check:
-    """How one output compares with its reference."""
+    """How one output compares with its reference (``ran=False``: it was not compared at all,
+    which the null runtime says of every output; such a check is never ``ok``)."""
 
     tensor: str
     n: int
-    rel_error: float  # ||out - ref|| / ||ref|| over elements where both are finite
+    rel_error: float  # ||out - ref|| / ||ref|| over elements where both are finite (NORM), or PEAK's
     max_abs: float
     bad: int  # elements out of tolerance or disagreeing about NaN (unwritten ones are NaN)
     first_bad: int  # -1 when none
     out_at_first: float = math.nan
     ref_at_first: float = math.nan
+    ran: bool = True
+    measure: str = NORM
+
+    @classmethod
+    def not_run(cls, tensor: str, n: int) -> "Check":
+        """The check of an output nothing computed (the null runtime)."""
+        return cls(tensor, n, math.nan, math.nan, 0, -1, ran=False)
 
     @property
     def ok(self) -> bool:
-        return self.bad == 0
+        return self.ran and self.bad == 0
 
     def __str__(self) -> str:
-        head = f"{self.tensor}: rel error {self.rel_error:.2e}, max |diff| {self.max_abs:.2e}"
+        if not self.ran:
+            return f"{self.tensor}: {NOT_RUN}"
+        what = "rel error" if self.measure == NORM else "max error / max |ref|"
+        head = f"{self.tensor}: {what} {self.rel_error:.2e}, max |diff| {self.max_abs:.2e}"
         if self.ok:
             return head + ", all elements within tolerance"
         return (f"{head}, {self.bad} of {self.n} elements wrong; first at index {self.first_bad}: "
@@ -95,8 +116,35 @@ extern "C" __global__ void pg_compare_{dtype}(const {dt.c_type}* __restrict__ ou
     return KernelSource(f"compare_{dtype}", code, f"pg_compare_{dtype}", 0, (256, 1, 1), None, params)
 
 
+def compare_on_host(out: Any, ref: Any, dtype: str, tensor: str = "out") -> Check:
+    """The comparison kernel's rule (module docstring) over NumPy arrays: what a host workload is
+    checked by, and what the GPU test holds the kernel to."""
+    import numpy as np
+
+    from .data import to_float32
+    o = to_float32(np, out, dtype).astype(np.float64)
+    r = np.asarray(ref, dtype=np.float32).astype(np.float64)
+    o_nan, r_nan = np.isnan(o), np.isnan(r)
+    both = ~o_nan & ~r_nan
+    infinite = both & (np.isinf(o) | np.isinf(r))
+    finite = both & ~infinite
+    d = np.zeros_like(o)
+    d[finite] = o[finite] - r[finite]
+    limit = float(np.float32(ATOL[dtype])) + float(np.float32(RTOL[dtype])) * np.abs(np.where(finite, r, 0.0))
+    wrong = (o_nan != r_nan) | (infinite & (o != r)) | (finite & (np.abs(d) > limit))
+    d2, r2 = float((d * d).sum()), float((np.where(finite, r, 0.0) ** 2).sum())
+    rel = math.sqrt(d2 / r2) if r2 > 0 else (0.0 if d2 == 0 else math.inf)
+    bad = int(wrong.sum())
+    first = int(np.argmax(wrong)) if bad else -1
+    at = (float(o[first]), float(r[first])) if bad else (math.nan, math.nan)
+    return Check(tensor, int(o.size), rel, float(np.abs(d).max()) if d.size else 0.0, bad, first, *at)
+
+
 def compare(out: Any, ref: Any, dtype: str, tensor: str = "out") -> Check:
-    """Compare stored ``out`` with the float32 ``ref`` (CuPy arrays of equal length)."""
+    """Compare stored ``out`` with the float32 ``ref`` (CuPy arrays of equal length; NumPy ones are
+    compared on the host by the same rule, ``compare_on_host``)."""
+    if type(out).__module__.split(".")[0] == "numpy":
+        return compare_on_host(out, ref, dtype, tensor)
     import numpy as np
 
     from ._cupy import cupy, sm_count
@@ -121,4 +169,5 @@ def compare(out: Any, ref: Any, dtype: str, tensor: str = "out") -> Check:
     return Check(tensor, n, rel, max_abs, bad, first, o_at, r_at)
 
 
-__all__ = ["ATOL", "Check", "RTOL", "VerificationError", "compare"]
+__all__ = ["ATOL", "Check", "NORM", "NOT_RUN", "NULL_RUNTIME", "PEAK", "RTOL", "VerificationError", "compare",
+           "compare_on_host"]
