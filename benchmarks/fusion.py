@@ -71,20 +71,18 @@ def _run_item(name: str, k: int, dtype: str, rounds: int) -> dict:
 
     from pgstudio.codegen.gemm import emit_gemm
     from pgstudio.runtime import peers as P
-    from pgstudio.runtime.gemm_run import TOLERANCE, GemmData, GemmLauncher, reference, verify
+    from pgstudio.runtime.gemm_run import TOLERANCE, GemmLauncher, GemmWorkload
     from pgstudio.explore.tuning import tune_gemm
     t0 = time.perf_counter()
     build = builder(name, k, dtype)
     tiles = CANDIDATES[name]
-    data = GemmData.make(emit_gemm(build(tiles[0])), M, N, k)
+    first = build(tiles[0])
+    data = GemmWorkload.make(first, emit_gemm(first), M, N, k)
     tuned, search = tune_gemm(name, build, tiles, data)
-    d = tuned.design
-    src = emit_gemm(d)
-    la = GemmLauncher(src)
-    data.encode(src)
-    errors = {"pgstudio": verify(d, src, la, data)}
-    args = la.args(GemmData(M, N, k, dtype, data.arrays, data.values, dict(data.maps), data.out_dtypes))
-    ref = reference(d, src, data)
+    la = GemmLauncher(emit_gemm(tuned.design))
+    errors = {"pgstudio": {c.tensor: c.rel_error for c in la.verify(data)}}
+    args = la.args(data)
+    ref = data.reference()
     tol = TOLERANCE[dtype]
     a, b = data.arrays["gmem_a"], data.arrays["gmem_b"]
     if name == "merge_gemm_resadd":

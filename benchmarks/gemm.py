@@ -26,7 +26,7 @@ from pgstudio.examples import CANONICAL
 
 
 def designs_table(args) -> int:
-    from pgstudio.runtime.gemm_run import benchmark_gemm
+    from pgstudio.runtime.gemm_bench import benchmark_gemm
     head = f"{'M=N=K':>6} {'dtype':<9} {'variant':<34} {'median ms':>10} {'TFLOP/s':>8} {'x best lib':>10}"
     print(head)
     print("-" * len(head))
@@ -37,13 +37,14 @@ def designs_table(args) -> int:
                 d = CANONICAL[name](m=size, n=size, k=size, dtype=dtype)
                 table = benchmark_gemm(d, rounds=args.rounds, seed=size)
                 best = table.best_peer
-                for variant, ms, tf in table.rows:
-                    rel = f"{best[1] / ms:.3f}" if best else "-"
-                    print(f"{size:>6} {dtype:<9} {variant:<34} {ms:>10.4f} {tf:>8.1f} {rel:>10}")
-                rows = {r[0]: r for r in table.rows}
+                for r in table.rows:
+                    rel = f"{best[1] / r.median_ms:.3f}" if best else "-"
+                    print(f"{size:>6} {dtype:<9} {r.name:<34} {r.median_ms:>10.4f} {r.rate:>8.1f} {rel:>10}")
+                rows = {r.name: r for r in table.rows}
                 twin = rows.get(f"{name}_ungrouped")
                 summary.append(f"{name} {size}^3 {dtype}: {table.vs_best_library():.3f} x best library ({best[0]})"
-                               + (f", grouped / ungrouped time {rows[name][1] / twin[1]:.3f}" if twin else "")
+                               + (f", grouped / ungrouped time {rows[name].median_ms / twin.median_ms:.3f}"
+                                  if twin else "")
                                if best else f"{name} {size}^3 {dtype}: no library peer")
                 sys.stdout.flush()
     print()

@@ -91,22 +91,20 @@ def _run_item(m: int, n: int, k: int, dtype: str, *, rounds: int, seed: int | No
 
     from pgstudio.codegen.gemm import emit_gemm
     from pgstudio.runtime._cupy import sm_count
-    from pgstudio.runtime.gemm_run import TOLERANCE, GemmData, GemmLauncher, verify
+    from pgstudio.runtime.gemm_run import TOLERANCE, GemmLauncher, GemmWorkload
     from pgstudio.runtime.peers import gemm_peers, verify_peer
     from pgstudio.explore.tuning import tune_gemm
     t0 = time.perf_counter()
     out: dict[str, Any] = {"shape": [m, n, k], "dtype": dtype, "rows": {}, "notes": []}
     tiles = gemm_tiles(m, n, k, dtype, sm_count())
     build = builder(m, n, k, dtype)
-    data = GemmData.make(emit_gemm(build(tiles[0])), m, n, k, seed)
+    first = build(tiles[0])
+    data = GemmWorkload.make(first, emit_gemm(first), m, n, k, seed)
     tuned, search = tune_gemm("merge_gemm", build, tiles, data)
     out.update(tiles=tuned.settings, source=tuned.source, search=search)
-    d = tuned.design
-    src = emit_gemm(d)
-    la = GemmLauncher(src)
-    data.encode(src)
-    out["errors"] = {"pgstudio": verify(d, src, la, data)["gmem_d"]}
-    args = la.args(GemmData(m, n, k, dtype, data.arrays, data.values, dict(data.maps), data.out_dtypes))
+    la = GemmLauncher(emit_gemm(tuned.design))
+    out["errors"] = {"pgstudio": {c.tensor: c.rel_error for c in la.verify(data)}["gmem_d"]}
+    args = la.args(data)
     variants: list[tuple[str, Callable[[], None]]] = [("pgstudio", lambda: la.launch(data, args))]
     want = data.values["gmem_a"] @ data.values["gmem_b"]
     tol = TOLERANCE[dtype]
@@ -137,8 +135,8 @@ def _triton_peer(data, want, tol: float, out: dict) -> Callable[[], None] | None
     import cupy as cp
 
     import triton_matmul as tm
-    from pgstudio.runtime.gemm_run import to_float32
     from pgstudio.runtime.peers import on_cupy_stream, torch_view
+    from pgstudio.runtime.storage import to_float32
     why = tm.available()
     if why:
         out["notes"].append(f"Triton: {why}")
@@ -177,11 +175,12 @@ def profile(m: int, n: int, k: int, dtype: str, launches: int = 3, tiles: str | 
 
     from pgstudio.codegen.gemm import emit_gemm
     from pgstudio.runtime._cupy import sm_count
-    from pgstudio.runtime.gemm_run import GemmData, GemmLauncher, verify
+    from pgstudio.runtime.gemm_run import GemmLauncher, GemmWorkload
     from pgstudio.explore.tuning import Tuned, tune_gemm
     choices = gemm_tiles(m, n, k, dtype, sm_count())
     build = builder(m, n, k, dtype)
-    data = GemmData.make(emit_gemm(build(choices[0])), m, n, k)
+    first = build(choices[0])
+    data = GemmWorkload.make(first, emit_gemm(first), m, n, k)
     if tiles is not None:
         pick = GemmTiles.from_key(tiles)
         tuned = Tuned(build(pick), pick.label, "given")
@@ -189,8 +188,7 @@ def profile(m: int, n: int, k: int, dtype: str, launches: int = 3, tiles: str | 
         tuned, _ = tune_gemm("merge_gemm", build, choices, data, search=False)
     src = emit_gemm(tuned.design)
     la = GemmLauncher(src)
-    data.encode(src)
-    verify(tuned.design, src, la, data)
+    la.verify(data)
     for _ in range(launches):
         la.launch(data)
     cp.cuda.get_current_stream().synchronize()

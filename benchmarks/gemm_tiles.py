@@ -60,7 +60,8 @@ def explore(m: int, n: int, k: int, dtype: str, rounds: int, jobs: int) -> dict:
     import cupy as cp
 
     from pgstudio.runtime._cupy import sm_count
-    from pgstudio.runtime.gemm_run import GemmData, GemmLauncher, cublas_matmul, verify
+    from pgstudio.runtime.gemm_run import GemmLauncher, GemmWorkload
+    from pgstudio.runtime.peers import gemm_ex
     from pgstudio.runtime.timing import batch_for, estimate_ms, time_interleaved
     t0 = time.perf_counter()
     found, refused = candidates(m, n, k, dtype, sm_count())
@@ -70,9 +71,9 @@ def explore(m: int, n: int, k: int, dtype: str, rounds: int, jobs: int) -> dict:
     rec: dict = {"shape": [m, n, k], "dtype": dtype, "refused": refused, "rows": [],
                  "compile_s": round(time.perf_counter() - t0, 1)}
     with cp.cuda.Stream(non_blocking=True):
-        data = GemmData.make(found[0][2], m, n, k)
+        data = GemmWorkload.make(found[0][1], found[0][2], m, n, k)
         variants = []
-        for rank, (t, d, src) in enumerate(found):
+        for rank, (t, _, src) in enumerate(found):
             row = {"tiles": t.label, "model_rank": rank}
             rec["rows"].append(row)
             if src.key in failed:
@@ -80,18 +81,16 @@ def explore(m: int, n: int, k: int, dtype: str, rounds: int, jobs: int) -> dict:
                 continue
             try:
                 la = GemmLauncher(src)
-                data.encode(src)
-                row["error"] = max(verify(d, src, la, data).values())
-                args = la.args(GemmData(m, n, k, dtype, data.arrays, data.values, dict(data.maps), data.out_dtypes))
+                row["error"] = max(c.rel_error for c in la.verify(data))
+                args = la.args(data)
             except Exception as exc:  # noqa: BLE001 - a candidate that fails is reported, the rest go on
                 row.update(status="failed", message=f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}")
                 continue
             row["status"] = "ok"
             variants.append((t.label, lambda la=la, args=args: la.launch(data, args)))
         scratch = cp.empty((m, n), dtype=cp.uint16)
-        lib = cublas_matmul(data, "gmem_a", "gmem_b", scratch)
-        if lib is not None:
-            variants.append(("cuBLAS", lib[1]))
+        variants.append(("cuBLAS", gemm_ex(data.arrays["gmem_a"], data.arrays["gmem_b"], scratch, m, n, k, dtype,
+                                           data.b_major)))
         if not variants:
             return rec
         times = time_interleaved(variants, rounds, warmup=2, batch=batch_for(estimate_ms(variants[0][1])))

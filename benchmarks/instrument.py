@@ -30,8 +30,9 @@ from pgstudio.analysis.calibrate import calibration_report, fit, timeline_stats
 from pgstudio.analysis.cost import H200
 from pgstudio.analysis.simulate import simulate
 from pgstudio.codegen.instrument import Instrument
-from pgstudio.runtime.bench import Variant, interleave, kernel_variant
-from pgstudio.runtime.run import Workload, emit_cached
+from pgstudio.runtime.bench import Contender, interleave, kernel_contender
+from pgstudio.runtime.run import emit_cached
+from pgstudio.runtime.stream_run import StreamWorkload
 from pgstudio.runtime.trace import decode, trace, traced_launcher
 
 SIZES = (1 << 28, 1 << 24)  # 1 GiB per operand (the headline), and the design's default 64 MiB
@@ -41,16 +42,16 @@ CAL_DESIGNS = ("merge_copy", "fork_copy", "fused_merge_copy")
 
 def overhead(n: int, rounds: int) -> dict:
     design = examples.merge_copy(num_elements=n)
-    work = Workload.make(design, n, "float32")
+    work = StreamWorkload.make(design, n, "float32")
     spec = Instrument()
     src = emit_cached(design, instrument=spec)
     la = traced_launcher(src)
     la.verify(work)
     args = la.args(work)
-    vs = [kernel_variant(design, work, "plain", "default build"),
-          Variant("instrumented", f"{spec.blocks} blocks x {spec.capacity} records", lambda: la.launch(work, args),
-                  work.bytes_moved, la),
-          kernel_variant(design, work, "plain again", "same kernel, second launcher")]
+    vs = [kernel_contender(design, work, "plain", "default build"),
+          Contender("instrumented", f"{spec.blocks} blocks x {spec.capacity} records", lambda: la.launch(work, args),
+                    work.amount, work.unit, la),
+          kernel_contender(design, work, "plain again", "same kernel, second launcher")]
     interleave(vs, rounds=rounds, progress=False)
     tr = decode(src, la.buffer.get())  # what the last timed launch recorded
     assert not tr.problems(), tr.problems()[:3]
@@ -58,7 +59,7 @@ def overhead(n: int, rounds: int) -> dict:
     print(f"merge_copy fp32, {n:,} elements per operand ({3 * n * 4 / 2**30:.2f} GiB moved), "
           f"medians of {rounds} interleaved runs")
     for v in vs:
-        print(f"  {v.name:<13} {v.what:<30} {v.median_ms:8.4f} ms  {v.gbps:7,.0f} GB/s  {v.median_ms / plain:6.4f}x  "
+        print(f"  {v.name:<13} {v.what:<30} {v.median_ms:8.4f} ms  {v.rate:7,.0f} GB/s  {v.median_ms / plain:6.4f}x  "
               f"(blocks/SM {v.launcher.blocks_per_sm}, {v.launcher.lk.num_regs} regs)")
     print(f"  stamps of the last launch: {tr.summary()}")
     print()

@@ -22,8 +22,8 @@ import time
 
 from pgstudio import examples
 from pgstudio import benchmark
-from pgstudio.runtime.bench import interleave, kernel_variant
-from pgstudio.runtime.run import Workload
+from pgstudio.runtime.bench import interleave, kernel_contender
+from pgstudio.runtime.stream_run import StreamWorkload
 
 GIB_FP32 = 1 << 28  # elements of 1 GiB of float32
 SMALL_N = 1 << 26  # 256 MiB per operand for the 256-byte-stage comparison
@@ -40,22 +40,22 @@ def headline(rounds: int) -> dict:
     print(t.table())
     print()
     return {"copy": t.bandwidth_ratio("merge_copy", "device copy"), "cp.add": t.speedup("merge_copy", "cp.add"),
-            "twin": t.speedup("merge_copy", "merge_copy_ungrouped"), "GB/s": t.row("merge_copy").gbps}
+            "twin": t.speedup("merge_copy", "merge_copy_ungrouped"), "GB/s": t.row("merge_copy").rate}
 
 
 def small_stages(rounds: int, stages: int) -> dict:
     """Merge, FusedMerge and the ungrouped twin (both twins are the same kernel) on one workload."""
     merge = examples.merge_copy(num_stages=stages, tile_bytes=256, num_elements=SMALL_N)
     fused = examples.fused_merge_copy(num_stages=stages, tile_bytes=256, num_elements=SMALL_N)
-    work = Workload.make(merge, SMALL_N, "float32")
-    vs = [kernel_variant(merge, work, "Merge", "shared empty barrier"),
-          kernel_variant(fused, work, "FusedMerge", "shared full + empty barriers"),
-          kernel_variant(examples.ungrouped(merge), work, "ungrouped", "per-resource barriers")]
+    work = StreamWorkload.make(merge, SMALL_N, "float32")
+    vs = [kernel_contender(merge, work, "Merge", "shared empty barrier"),
+          kernel_contender(fused, work, "FusedMerge", "shared full + empty barriers"),
+          kernel_contender(examples.ungrouped(merge), work, "ungrouped", "per-resource barriers")]
     interleave(vs, rounds=rounds, progress=False)
     base = vs[2].median_ms
     print(f"256-byte stages x {stages}, {SMALL_N:,} fp32 elements per operand, medians of {rounds} interleaved runs")
     for v in vs:
-        print(f"  {v.name:<11} {v.what:<30} {v.median_ms:8.4f} ms  {v.gbps:7,.0f} GB/s  "
+        print(f"  {v.name:<11} {v.what:<30} {v.median_ms:8.4f} ms  {v.rate:7,.0f} GB/s  "
               f"{base / v.median_ms:5.3f}x ungrouped  (blocks/SM {v.launcher.blocks_per_sm})")
     print()
     return {"Merge": base / vs[0].median_ms, "FusedMerge": base / vs[1].median_ms}
@@ -64,42 +64,42 @@ def small_stages(rounds: int, stages: int) -> dict:
 def sweep(rounds: int) -> None:
     """Where the defaults stand: stage size / count, store hint, occupancy, watchdog cost."""
     n = GIB_FP32
-    work = Workload.make(examples.merge_copy(), n, "float32")
+    work = StreamWorkload.make(examples.merge_copy(), n, "float32")
     vs = []
     for tile in (4096, 8192, 16384):
         for stages in (3, 4, 6, 8):
             if 2 * tile * stages > 200 * 1024:  # does not fit in one block's shared memory
                 continue
             d = examples.merge_copy(num_stages=stages, tile_bytes=tile, num_elements=n)
-            vs.append(kernel_variant(d, work, f"{tile}Bx{stages}", "default"))
+            vs.append(kernel_contender(d, work, f"{tile}Bx{stages}", "default"))
     d = examples.merge_copy(num_stages=BIG_STAGES, tile_bytes=BIG_TILE, num_elements=n)
     name = f"{BIG_TILE}Bx{BIG_STAGES}"
-    vs.append(kernel_variant(d, work, f"{name} cs", "st.global.cs", tuning={"store": "cs"}))
-    vs.append(kernel_variant(d, work, f"{name} ef", "L2 evict_first loads", tuning={"load_hint": "evict_first"}))
-    vs.append(kernel_variant(d, work, f"{name} ef+cs", "both hints", tuning={"load_hint": "evict_first", "store": "cs"}))
-    vs.append(kernel_variant(d, work, f"{name} nowd", "no watchdog", watchdog=False))
+    vs.append(kernel_contender(d, work, f"{name} cs", "st.global.cs", tuning={"store": "cs"}))
+    vs.append(kernel_contender(d, work, f"{name} ef", "L2 evict_first loads", tuning={"load_hint": "evict_first"}))
+    vs.append(kernel_contender(d, work, f"{name} ef+cs", "both hints", tuning={"load_hint": "evict_first", "store": "cs"}))
+    vs.append(kernel_contender(d, work, f"{name} nowd", "no watchdog", watchdog=False))
     for bps in (2, 3):
-        vs.append(kernel_variant(d, work, f"{name} {bps}/SM", f"{bps} blocks per SM", blocks_per_sm=bps))
+        vs.append(kernel_contender(d, work, f"{name} {bps}/SM", f"{bps} blocks per SM", blocks_per_sm=bps))
     interleave(vs, rounds=rounds, progress=False)
     print(f"sweep: merge_copy fp32, {n:,} elements per operand, medians of {rounds} interleaved runs")
     for v in sorted(vs, key=lambda v: v.median_ms):
-        print(f"  {v.name:<16} {v.what:<20} {v.median_ms:8.4f} ms  {v.gbps:7,.0f} GB/s  "
+        print(f"  {v.name:<16} {v.what:<20} {v.median_ms:8.4f} ms  {v.rate:7,.0f} GB/s  "
               f"blocks/SM {v.launcher.blocks_per_sm}  smem {v.launcher.src.smem_bytes}")
     print()
     small = []
     for stages in (4, 8, 16, 32):
         for build, label in ((examples.merge_copy, "Merge"), (examples.fused_merge_copy, "FusedMerge")):
             small.append((stages, label, build(num_stages=stages, tile_bytes=256, num_elements=SMALL_N)))
-    work = Workload.make(small[0][2], SMALL_N, "float32")
+    work = StreamWorkload.make(small[0][2], SMALL_N, "float32")
     vs = []
     for stages, label, d in small:
-        vs.append(kernel_variant(d, work, f"{label} x{stages}", "grouped"))
+        vs.append(kernel_contender(d, work, f"{label} x{stages}", "grouped"))
         if label == "Merge":
-            vs.append(kernel_variant(examples.ungrouped(d), work, f"ungrouped x{stages}", "twin"))
+            vs.append(kernel_contender(examples.ungrouped(d), work, f"ungrouped x{stages}", "twin"))
     interleave(vs, rounds=rounds, progress=False)
     print(f"sweep: 256-byte stages, {SMALL_N:,} fp32 elements per operand")
     for v in vs:
-        print(f"  {v.name:<16} {v.median_ms:8.4f} ms  {v.gbps:7,.0f} GB/s  blocks/SM {v.launcher.blocks_per_sm}")
+        print(f"  {v.name:<16} {v.median_ms:8.4f} ms  {v.rate:7,.0f} GB/s  blocks/SM {v.launcher.blocks_per_sm}")
     print()
 
 

@@ -1,7 +1,8 @@
 """``pgstudio bench design.json``: verify and time a design against its ungrouped twin, CuPy and a device copy.
 
 Where CuPy or a GPU is missing the command says so in one line (``GpuUnavailable``).  The kernels
-run in a GPU worker process (``--executor inline``: in this one, for debugging).
+run in a GPU worker process (``--executor inline``: in this one, for debugging; ``--executor
+null``: on the null runtime, which launches nothing and prints a table that says so).
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import argparse
 
 from ..explore.bench import tuned_benchmark
 from ..runtime._cupy import require_gpu
-from ..runtime.executor import NAMES
+from ..runtime.executor import NAMES, get_executor
 from ._common import MAX_ELEMENTS, count, design_argument, load_design, positive_number
 
 __all__ = ["NAME", "HELP", "add_arguments", "run"]
@@ -27,12 +28,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="watchdog budget of every barrier wait")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--executor", choices=NAMES, help="where the kernels run: a GPU worker process (embedded, the "
-                   "default), this process (inline, for debugging) or Ray")
+                   "default), this process (inline, for debugging), Ray, or null (the null runtime: every step "
+                   "with nothing launched or timed, no GPU needed)")
 
 
 def run(args: argparse.Namespace) -> int:
     design = load_design(args.design)
-    require_gpu()  # one clear line when there is no CuPy or no GPU
+    if get_executor(args.executor).runtime != "null":
+        require_gpu()  # one clear line when there is no CuPy or no GPU
     table = tuned_benchmark(design, n=args.n, rounds=args.rounds, budget_ms=args.budget_ms, progress=not args.quiet,
                             executor=args.executor)
     print(table)

@@ -54,7 +54,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--fresh", action="store_true", help="start the results file over instead of resuming it")
     p.add_argument("--no-results", action="store_true", help="keep results in memory only")
     p.add_argument("--executor", choices=NAMES, help="where to run: worker processes (embedded, the default), "
-                   "this process (inline, for debugging) or Ray")
+                   "this process (inline, for debugging), Ray, or null (the null runtime: timing jobs that launch "
+                   "nothing)")
     p.add_argument("--workers", type=count(1, 256), help="compile workers of the embedded executor (default: one per core)")
     p.add_argument("--ray", metavar="ADDRESS", help="run on Ray: 'auto' (a running cluster), 'local' (start one "
                    f"here) or a cluster address, which must answer within {CONNECT_TIMEOUT_S:g} s; needs pip install "

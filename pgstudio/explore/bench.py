@@ -18,29 +18,32 @@ from __future__ import annotations
 from typing import Any, Callable, Mapping
 
 from ..model.design import Design
-from ..runtime._cupy import require_gpu
-from ..runtime.bench import BenchTable, benchmark
+from ..runtime.backend import backend_for
+from ..runtime.bench import benchmark
+from ..runtime.bench_table import BenchTable
 from ..runtime.executor import get_executor
 from ..runtime.isolated import on_gpu
-from ..runtime.run import BUDGET_MS, emit_cached
+from ..runtime.run import emit_cached
+from ..runtime.stream_run import BUDGET_MS
 from ..runtime.tuned import Tuned
 from .tuning import tune_gemm_design, tune_stream
 
 
 def choose_tuning(design: Design, *, n: int | None = None, seed: int | None = None, validate: bool = True,
                   tuning: Mapping[str, Any] | None = None, blocks_per_sm: int | None = None,
-                  tune: bool | None = None) -> Tuned | None:
+                  tune: bool | None = None, executor: Any = None) -> Tuned | None:
     """The tuner's choice for ``design`` on this process's GPU, or None when it runs as given (the
     module docstring says when).  A GEMM design's choice is its tile shape for its own problem
     (``tuning.tune_gemm_design``); a streaming design's is its stages x bytes per stage x code
-    options over ``n`` elements (default: the design's ``num_elements``; ``tuning.tune_stream``)."""
+    options over ``n`` elements (default: the design's ``num_elements``; ``tuning.tune_stream``).
+    ``executor``: where the search runs (default this process; the null runtime's measures nothing)."""
     from ..runtime.gemm_run import is_gemm
     if is_gemm(design):
-        return tune_gemm_design(design, seed) if tune or (tune is None and validate) else None
+        return tune_gemm_design(design, seed, executor=executor) if tune or (tune is None and validate) else None
     if not (tune or (tune is None and validate and not tuning and blocks_per_sm is None)):
         return None
     src = emit_cached(design, validate=validate, tuning=dict(tuning or {}))
-    return tune_stream(design, int(n or src.info["num_elements"]))
+    return tune_stream(design, int(n or src.info["num_elements"]), executor=executor)
 
 
 def tuned_benchmark(design: Design, *, n: int | None = None, rounds: int = 30, warmup: int = 3,
@@ -51,18 +54,19 @@ def tuned_benchmark(design: Design, *, n: int | None = None, rounds: int = 30, w
     """Time ``design`` at its tuning for this GPU against the design as given, its ungrouped twin,
     the library and a device copy (module docstring; the options are ``runtime.bench.benchmark``'s,
     with ``tune``).  It runs in a GPU worker process (``executor``: the default worker processes,
-    or ``"inline"`` for this process); ``progress`` draws a tqdm bar, ``on_progress(done, total,
-    text)`` receives each step."""
+    ``"inline"`` for this process, or ``"null"`` for the null runtime, where the search and the
+    benchmark take every step and measure nothing); ``progress`` draws a tqdm bar,
+    ``on_progress(done, total, text)`` receives each step."""
     ex = get_executor(executor)
-    if ex.name != "inline":
+    if not ex.in_process:
         kwargs = dict(n=n, rounds=rounds, warmup=warmup, seed=seed, budget_ms=budget_ms, blocks_per_sm=blocks_per_sm,
                       tuning=dict(tuning) if tuning else None, twin=twin, peers=peers, copy=copy, validate=validate,
                       tune=tune)
         return on_gpu(tuned_benchmark, design, kwargs, executor=ex, what="benchmark", progress=progress,
                       on_progress=on_progress)
-    require_gpu()  # one clear GpuUnavailable before the search touches CuPy
+    backend_for(ex).require()  # one clear GpuUnavailable before the search touches CuPy
     tuned = choose_tuning(design, n=n, seed=seed, validate=validate, tuning=tuning, blocks_per_sm=blocks_per_sm,
-                          tune=tune)
+                          tune=tune, executor=ex)
     return benchmark(design, n=n, rounds=rounds, warmup=warmup, seed=seed, budget_ms=budget_ms,
                      blocks_per_sm=blocks_per_sm, tuning=tuning, twin=twin, peers=peers, copy=copy, progress=progress,
                      validate=validate, executor=ex, tuned=tuned, on_progress=on_progress)

@@ -9,7 +9,8 @@ streaming designs consumer warps x code options); every one is
    output, then timed (``sweep_jobs``).
 
 Where they run is the executor's business (``executor=``: the default worker processes,
-``"inline"`` to debug, ``"ray"`` for a cluster); results stream back as variants finish, drive
+``"inline"`` to debug, ``"ray"`` for a cluster, ``"null"`` for the null runtime, whose timing jobs
+launch nothing and leave every variant ``compiled``); results stream back as variants finish, drive
 the progress bar (tqdm, with an ETA) and, with ``results=PATH``, are appended to a JSON-lines
 file as they come, so an interrupted or extended sweep resumes where it stopped
 (``sweep_log``).  Without a GPU the sweep compiles every variant and says that nothing was
@@ -88,6 +89,8 @@ def sweep(design: Design, num_stages: Iterable[int] | None = None, tiles: Iterab
     design_json = design.to_json()
     settings = {"n": count, "rounds": int(rounds), "warmup": int(warmup), "seed": seed, "budget_ms": budget_ms,
                 "blocks_per_sm": blocks_per_sm, "arch": arch}
+    if ex.runtime == "null":  # the timing jobs run on the null runtime, and their records say so
+        settings["runtime"] = "null"
     header = {"design": design.name, "design_sha256": design_sha(design_json), "kind": space.kind,
               "problem": problem, "unit": unit, "space": space.as_dict(), "settings": settings}
     log = SweepLog.open(results, header, resume=resume) if results else None
@@ -129,6 +132,11 @@ def sweep(design: Design, num_stages: Iterable[int] | None = None, tiles: Iterab
     if not timing and not any(r.status == NOT_RUN for r in rows):
         compiled = sum(r.status in (COMPILED, OK) for r in rows)
         note = f"{why_not}: compiled {compiled} of {len(rows)} variants for {arch}; nothing was timed"
+    elif ex.runtime == "null":
+        from ..runtime.verify import NULL_RUNTIME
+        compiled = sum(r.status == COMPILED for r in rows)
+        note = (f"{NULL_RUNTIME}: compiled {compiled} of {len(rows)} variants for {arch} and ran their timing jobs; "
+                "nothing was verified or timed")
     table = SweepTable(design.name, problem, unit, rows, note, time.perf_counter() - t0, ex.describe(),
                        str(results) if results else "", len(done), {"skipped": skipped, "timing": timing})
     return table.with_predictions(design, n=count)  # the model's time beside each variant

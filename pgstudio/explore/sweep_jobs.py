@@ -10,12 +10,13 @@ return a plain dict -- the record the sweep writes to its results file.
   ``not run``.  The cubin lands in the on-disk cache and rides along as the job's payload.
 * ``time_variant`` (a GPU job): put the cubin in this machine's cache, load it, verify on fresh
   random inputs with a poisoned output, then time ``warmup`` + ``rounds`` launches between CUDA
-  events; the median and the bandwidth (streaming, GB/s) or throughput (GEMM, TFLOP/s).
+  events; the median and the bandwidth (streaming, GB/s) or throughput (GEMM, TFLOP/s).  On the
+  null runtime (``executor="null"``) it takes the same steps with nothing launched, and the
+  variant stays ``compiled``: nothing was verified or timed (a later GPU sweep times it).
 """
 
 from __future__ import annotations
 
-import statistics
 from typing import Any
 
 from ..errors import CompileError, DesignError, GpuUnavailable, PgStudioError
@@ -83,25 +84,31 @@ def time_variant(design_json: str, variant: dict, settings: dict, payload: bytes
 
 
 def _time(d: Design, src: Any, settings: dict) -> dict:
+    """Verify and time ``d``'s kernel ``src`` through the launch contract (``runtime.launch``), on
+    the runtime the sweep asked for (``settings["runtime"]``: "null" for the null runtime)."""
+    from ..runtime.backend import CUDA, NULL
+    from ..runtime.run import run_gemm
+    from ..runtime.launch import RunResult
+    from ..runtime.verify import NULL_RUNTIME
+    backend = NULL if settings.get("runtime") == "null" else CUDA
     rounds, warmup = int(settings.get("rounds", 20)), int(settings.get("warmup", 3))
-    seed = settings.get("seed")
+    seed, budget = settings.get("seed"), settings.get("budget_ms") or None
     rec: dict[str, Any] = {"phase": "run", "kernel": src.entry, "smem_bytes": src.smem_bytes}
     if kind_of(d) == GEMM:
-        from ..runtime.gemm_run import run_gemm
-        res = run_gemm(d, timing=True, reps=rounds, warmup=warmup, seed=seed,
-                       **({"budget_ms": settings["budget_ms"]} if settings.get("budget_ms") else {}))
-        rec.update(status=OK, median_ms=res.ms, rate=res.tflops, runs=rounds,
-                   rel_error=max(res.errors.values(), default=float("nan")))
+        res = run_gemm(d, timing=True, reps=rounds, warmup=warmup, seed=seed, backend=backend,
+                       **({"budget_ms": budget} if budget else {}))
+    else:
+        la = backend.launcher(src, blocks_per_sm=settings.get("blocks_per_sm"), budget_ms=budget)
+        work = backend.stream_workload(d, int(settings.get("n") or src.info["num_elements"]), str(src.info["dtype"]),
+                                       seed)
+        res = RunResult.of(la, work, la.verify(work), la.time(work, warmup, rounds), warm=False, wall_s=0.0)
+        rec.update(blocks_per_sm=res.blocks_per_sm, registers=res.registers)
+    if not res.measured:  # the timing job ran every step, and nothing was verified or timed
+        rec.update(status=COMPILED, measured=False,
+                   message=f"{NULL_RUNTIME}: the timing job ran; {len(res.checks)} output(s) not verified, not timed")
         return rec
-    from ..runtime.run import BUDGET_MS, Launcher, Workload
-    la = Launcher(src, blocks_per_sm=settings.get("blocks_per_sm"), budget_ms=settings.get("budget_ms") or BUDGET_MS)
-    work = Workload.make(d, int(settings.get("n") or src.info["num_elements"]), str(src.info["dtype"]), seed)
-    checks = la.verify(work)
-    times = la.time(work, warmup, rounds)
-    median = statistics.median(times)
-    rec.update(status=OK, median_ms=median, rate=work.bytes_moved / (median * 1e-3) / 1e9, runs=len(times),
-               blocks_per_sm=la.blocks_per_sm, registers=la.lk.num_regs,
-               rel_error=max((c.rel_error for c in checks), default=float("nan")))
+    rec.update(status=OK, median_ms=res.median_ms, rate=res.rate, runs=len(res.times_ms),
+               rel_error=max((c.rel_error for c in res.checks), default=float("nan")))
     return rec
 
 

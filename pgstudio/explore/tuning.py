@@ -20,6 +20,10 @@ keeps the fastest per device, problem and design family.
 
 The cache is per device *kind* (name, multiprocessors, compute capability), not per card: two
 H200s share an entry.  Delete the file to search again.
+
+On the null runtime (``executor="null"``) a search takes every step and measures nothing, so its
+choice is the model's (the sweep's predicted fastest; ``gemm_tiles``' first), said to be
+unmeasured, and the cache is neither read nor written.
 """
 
 from __future__ import annotations
@@ -96,15 +100,29 @@ def _own_pair(design: Design) -> tuple[int, int] | None:
     return next(iter(cfgs)) if len(cfgs) == 1 else None
 
 
-def tune_stream(design: Design, n: int, *, rounds: int = SEARCH_ROUNDS, search: bool = True) -> Tuned:
+def _runtime(executor: Any):
+    """The backend a tuner's measurements come from: the GPU, unless ``executor`` is the null
+    runtime's (default: this process, "inline")."""
+    from ..runtime.backend import backend_for
+    return backend_for(executor or "inline")
+
+
+def tune_stream(design: Design, n: int, *, rounds: int = SEARCH_ROUNDS, search: bool = True,
+                executor: Any = None) -> Tuned:
     """The fastest stages x bytes-per-stage variant of streaming ``design`` over ``n`` elements on
     this GPU: from the cache, else by a sweep in this process (module docstring).  Raises
-    ``PgStudioError`` when no variant verifies (the sweep's table says why)."""
+    ``PgStudioError`` when no variant verifies (the sweep's table says why).
+
+    On the null runtime (``executor="null"``'s) the sweep runs every step and measures nothing:
+    the choice is the model's fastest variant (``SweepTable.predicted_best``), said to be
+    unmeasured, and nothing is read from or written to the cache."""
     from ..errors import PgStudioError
+    from ..runtime.verify import NULL_RUNTIME
     from .sweep import OK, sweep
-    device = device_kind()
+    measured = _runtime(executor).measured
+    device = device_kind() if measured else "null"
     key = f"stream/{design.name}/{design_sha(design.to_json())[:16]}/n{n}"
-    hit = cached(device, key)
+    hit = cached(device, key) if measured else None
     if hit is not None:
         v = Variant.from_dict(hit["variant"])
         return Tuned(v.build(design), stream_settings(v), f"cached for {device}", float(hit.get("rate", "nan")),
@@ -116,8 +134,15 @@ def tune_stream(design: Design, n: int, *, rounds: int = SEARCH_ROUNDS, search: 
     if own is not None:
         stages = sorted({*stages, own[0]})
         tiles = sorted({*tiles, own[1]})
-    table = sweep(design, stages, tiles, ["designed"], options=STREAM_OPTIONS, n=n, rounds=rounds, executor="inline",
-                  progress=False)
+    table = sweep(design, stages, tiles, ["designed"], options=STREAM_OPTIONS, n=n, rounds=rounds,
+                  executor=executor or "inline", progress=False)
+    if not measured:
+        guess = table.predicted_best
+        if guess is None:
+            return Tuned(design, "as designed", f"{NULL_RUNTIME}: nothing was measured or predicted")
+        return Tuned(guess.variant.build(design), stream_settings(guess.variant),
+                     f"{NULL_RUNTIME}: the model's choice of {len(table.rows)} variants, not measured",
+                     options=guess.variant.options)
     ok = [r for r in table.rows if r.status == OK]
     if not ok:
         raise PgStudioError(f"tuning {design.name!r}: no variant verified and ran; the sweep says:\n{table.table()}")
@@ -128,79 +153,93 @@ def tune_stream(design: Design, n: int, *, rounds: int = SEARCH_ROUNDS, search: 
                  f"search of {len(table.rows)} variants on {device}", best.rate, best.variant.options)
 
 
-def tune_gemm_design(design: Design, seed: int | None = None) -> Tuned:
+def tune_gemm_design(design: Design, seed: int | None = None, *, executor: Any = None) -> Tuned:
     """The tuner's choice for a GEMM design's own problem on this GPU: ``gemm_shapes.gemm_tiles``
     ranks the tile choices, each is the design's own tasks and groups at that choice
-    (``reshape.with_gemm_tiles``), measured once and cached per device and design name."""
+    (``reshape.with_gemm_tiles``), measured once and cached per device and design name (on the
+    null runtime, ranked for the model's machine and measured not at all)."""
     from ..analysis.build.gemm_shapes import gemm_tiles
+    from ..analysis.machine import Machine
     from ..codegen.gemm import emit_gemm
-    from ..runtime._cupy import sm_count
-    from ..runtime.gemm_run import GemmData
     from .reshape import with_gemm_tiles
+    backend = _runtime(executor)
     p = design.problem_dict
     m, n, k = int(p["M"]), int(p["N"]), int(p["K"])
-    data = GemmData.make(emit_gemm(design), m, n, k, seed)
-    tiles = gemm_tiles(m, n, k, data.dtype, sm_count())
-    tuned, _ = tune_gemm(design.name, lambda t: with_gemm_tiles(design, t), tiles, data)
+    data = backend.gemm_workload(design, emit_gemm(design), m, n, k, seed)
+    if backend.measured:
+        from ..runtime._cupy import sm_count
+        sms = sm_count()
+    else:
+        sms = Machine().sms
+    tiles = gemm_tiles(m, n, k, data.dtype, sms)
+    tuned, _ = tune_gemm(design.name, lambda t: with_gemm_tiles(design, t), tiles, data, backend=backend)
     return tuned
 
 
 def tune_gemm(family: str, build: Callable[[Any], Design], tiles: Sequence[Any], data: Any, *,
-              rounds: int = SEARCH_ROUNDS, warmup: int = 2, search: bool = True) -> tuple[Tuned, list[dict]]:
+              rounds: int = SEARCH_ROUNDS, warmup: int = 2, search: bool = True,
+              backend: Any = None) -> tuple[Tuned, list[dict]]:
     """The fastest of ``tiles`` (``gemm_shapes.GemmTiles``) for the GEMM designs ``build(tiles)`` of
-    ``family`` on ``data`` (a ``gemm_run.GemmData`` of the problem): from the cache, else each
+    ``family`` on ``data`` (a ``gemm_run.GemmWorkload`` of the problem): from the cache, else each
     candidate built, verified against cuBLAS (poisoned outputs) and timed interleaved, the
     winner remembered (module docstring).  Returns the choice and one record per candidate
     (label, status, median ms, error).  A candidate that does not build, verify or run is
-    recorded with why and left out; ``PgStudioError`` when none is left."""
+    recorded with why and left out; ``PgStudioError`` when none is left.  On the null runtime
+    (``backend=runtime.backend.NULL``, ``data`` its workload) every candidate takes the same steps,
+    none is measured, and the choice is the model's first (``tiles[0]``, when it builds)."""
     import statistics
 
     from ..analysis.build.gemm_shapes import GemmTiles
     from ..codegen.gemm import emit_gemm
     from ..errors import PgStudioError
-    from ..runtime._cupy import cupy
-    from ..runtime.gemm_run import GemmData, GemmLauncher, verify
+    from ..runtime.backend import CUDA
     from ..runtime.timing import batch_for, estimate_ms, time_interleaved
-    device = device_kind()
-    key = f"gemm/{family}/{data.m}x{data.n}x{data.k}/{data.dtype}"
-    hit = cached(device, key)
+    from ..runtime.verify import NOT_RUN, NULL_RUNTIME
+    backend = backend or CUDA
+    measured = backend.measured
+    m, n, k = data.shape
+    device = device_kind() if measured else "null"
+    key = f"gemm/{family}/{m}x{n}x{k}/{data.dtype}"
+    hit = cached(device, key) if measured else None
     if hit is not None:
         t = GemmTiles(**{k: tuple(v) if k == "cluster" else v for k, v in hit["tiles"].items()})
         return Tuned(build(t), t.label, f"cached for {device}", float(hit.get("rate", "nan"))), []
     if not search:
         t = tiles[0]
         return Tuned(build(t), t.label, "model's first choice, not measured"), []
-    cupy()  # GpuUnavailable before any work when no GPU is usable
+    backend.require()  # GpuUnavailable before any work when no GPU is usable
     records: list[dict] = []
     runs: list[tuple[Any, Callable[[], None], list[float]]] = []
     for t in tiles:
         rec: dict[str, Any] = {"tiles": t.label}
         records.append(rec)
         try:
-            d = build(t)
-            src = emit_gemm(d)
-            la = GemmLauncher(src)
-            data.encode(src)
-            rec["error"] = max(verify(d, src, la, data).values())
-            args = la.args(GemmData(data.m, data.n, data.k, data.dtype, data.arrays, data.values, dict(data.maps),
-                                    data.out_dtypes))
+            la = backend.launcher(emit_gemm(build(t)))
+            rec["error"] = max(c.rel_error for c in la.verify(data))
+            args = la.args(data)
         except Exception as exc:  # noqa: BLE001 - a candidate that fails is reported, the search goes on
             rec.update(status="failed", message=f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}")
             continue
-        rec["status"] = "ok"
+        rec["status"] = "ok" if measured else NOT_RUN
         runs.append((t, (lambda la=la, args=args: la.launch(data, args)), []))
     if not runs:
-        raise PgStudioError(f"tuning {family} at {data.m}x{data.n}x{data.k} {data.dtype}: no candidate verified: "
+        raise PgStudioError(f"tuning {family} at {m}x{n}x{k} {data.dtype}: no candidate verified: "
                             + "; ".join(f"{r['tiles']}: {r.get('message', '')}" for r in records))
     named = [(str(i), fn) for i, (_, fn, _) in enumerate(runs)]
-    measured = time_interleaved(named, rounds, warmup=warmup, batch=batch_for(estimate_ms(named[0][1])))
+    clock = backend.clock
+    timed = time_interleaved(named, rounds, warmup=warmup, batch=batch_for(estimate_ms(named[0][1], clock=clock)),
+                             clock=clock)
     for i, (_, _, times) in enumerate(runs):
-        times.extend(measured[str(i)])
-    flops = 2.0 * data.m * data.n * data.k
+        times.extend(timed[str(i)])
+    flops = 2.0 * m * n * k
     for t, _, times in runs:
         rec = next(r for r in records if r["tiles"] == t.label)
         rec["median_ms"] = statistics.median(times)
         rec["tflops"] = flops / (rec["median_ms"] * 1e-3) / 1e12
+    if not measured:
+        first = runs[0][0]
+        return Tuned(build(first), first.label,
+                     f"{NULL_RUNTIME}: the model's first choice of {len(tiles)} tile shapes, not measured"), records
     best, _, best_times = min(runs, key=lambda x: statistics.median(x[2]))
     rate = flops / (statistics.median(best_times) * 1e-3) / 1e12
     remember(device, key, {"tiles": {"bm": best.bm, "bn": best.bn, "bk": best.bk, "stages": best.stages,

@@ -195,14 +195,14 @@ def source_bundle(source: Any) -> dict[str, str]:
 
 
 def bench_bundle(table: Any) -> dict[str, str]:
-    """A benchmark table: every variant's median time, bandwidth and time relative to the design."""
-    first = table.rows[0]
-    body = "".join(f"<tr><td>{escape(r.name)}</td><td>{escape(r.what)}</td><td>{r.median_ms:.4f}</td>"
-                   f"<td>{r.gbps:,.0f}</td><td>{r.median_ms / first.median_ms:.3f}</td></tr>" for r in table.rows)
+    """A benchmark table (either kind): every variant's median time, rate, time relative to the
+    design and to the best library peer; the table's own header and footer around it (a null
+    runtime's table says there that nothing was timed)."""
+    head = "".join(f"<th>{escape(c)}</th>" for c in table.columns())
+    body = "".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in table.cells(r)) + "</tr>" for r in table.rows)
     return {"text/plain": table.table(),
-            "text/html": f"<p>{escape(table.design)}: {table.n:,} {escape(table.dtype)} elements</p><table><tr>"
-                         "<th>variant</th><th>what</th><th>median ms</th><th>GB/s</th><th>time / design</th></tr>"
-                         f"{body}</table>"}
+            "text/html": f"<p>{escape(table.header())}</p><table><tr>{head}</tr>{body}</table>"
+                         f"<p>{escape(table.footer())}</p>"}
 
 
 def rows_bundle(result: Any) -> dict[str, str]:
@@ -258,8 +258,8 @@ DISPLAYS: dict[tuple[str, str], Callable[[Any], dict[str, str]]] = {
     ("pgstudio.analysis.timeline", "Timeline"): timeline_bundle,
     ("pgstudio.analysis.verdict", "Verdict"): verdict_bundle,
     ("pgstudio.codegen.source", "KernelSource"): source_bundle,
-    ("pgstudio.runtime.bench", "BenchTable"): bench_bundle,
-    ("pgstudio.runtime.run", "RunResult"): rows_bundle,
+    ("pgstudio.runtime.bench_table", "BenchTable"): bench_bundle,
+    ("pgstudio.runtime.launch", "RunResult"): rows_bundle,
     ("pgstudio.explore.sweep_table", "SweepTable"): sweep_bundle,
     ("pgstudio.runtime.trace", "Trace"): trace_bundle,
 }

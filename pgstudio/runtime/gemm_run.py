@@ -1,18 +1,19 @@
-"""Run a GEMM design's kernel: data, launch, verification against cuBLAS, timing.
+"""The launch contract (``runtime.launch``) for GEMM kernels: their workload and launcher.
 
-``run_gemm(design, m, n, k)`` emits (``codegen.gemm``), compiles and loads the kernel (shared
-``compile.load`` cache), builds fresh random inputs, encodes their TMA tensor maps, poisons every
-output with NaN, launches on a persistent grid (one block per SM, at most one per output tile),
-reads the watchdog record, and compares each output with a float32 reference computed by
-``cupy.matmul`` (cuBLAS).  ``benchmark_gemm(design)`` times the design, its ungrouped twin and
-every library GEMM a user would call instead (``runtime.peers``: torch.matmul, cublasGemmEx) on
-the same data, each verified before it is timed, and names the fastest.
+``run.run_gemm(design, m, n, k)`` emits (``codegen.gemm``), compiles and loads the kernel (shared
+``compile.load`` cache), builds fresh random inputs (``GemmWorkload``), encodes their TMA tensor
+maps, poisons every output with NaN, launches on a persistent grid (one block per SM, at most one
+per output tile), reads the watchdog record, and compares each output with a float32 reference
+computed by ``matmul`` (cuBLAS on the GPU).  ``gemm_bench.benchmark_gemm`` times the design, its
+twin and the library peers on one such workload.
 
-16-bit data lives in ``uint16`` arrays (bfloat16 has no NumPy / CuPy dtype); ``to_float32`` reads
-them back; float32 operands (run on the tf32 tensor cores) and float32 outputs are float32 arrays.
-A split-K kernel (problem key ``SPLIT_K``) gets its workspace of partial sums and its tile
+16-bit data lives in ``uint16`` arrays (bfloat16 has no NumPy / CuPy dtype); ``storage.to_float32``
+reads them back; float32 operands (run on the tf32 tensor cores) and float32 outputs are float32
+arrays.  A split-K kernel (problem key ``SPLIT_K``) gets its workspace of partial sums and its tile
 counters from the launcher, per problem shape.  The launch goes through the driver
-(``cuLaunchKernel``) so the tensor maps travel as 128-byte by-value parameters.
+(``cuLaunchKernel``) so the tensor maps travel as 128-byte by-value parameters.  A workload may
+hold NumPy arrays (``xp=numpy``): its reference and its comparison then run on the host, which is
+how the CPU tests check them; only a CuPy workload has tensor maps and can be launched.
 """
 
 from __future__ import annotations
@@ -20,24 +21,19 @@ from __future__ import annotations
 import ast
 import ctypes
 import re
-import statistics
-import dataclasses
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable, Iterator
 
-from ..codegen.gemm import emit_gemm
 from ..codegen.gemm.prelude import DIAG_WORDS, STATUS
 from ..codegen.source import KernelSource
 from ..errors import DesignError, KernelHangError
 from ..model.design import Design
 from ..model.resource import Memory
-from ..model.ungroup import ungrouped
 from ._cupy import cupy, require_gpu
+from .launch import GEMM, Launcher, Workload, gemm_flops
 from .storage import to_bits, to_float32
-from .tensormap import TmaDesc, encode_2d
-from .timing import batch_for, estimate_ms, time_interleaved
-from .tuned import Tuned
-from .verify import VerificationError
+from .tensormap import check_map, encode_2d
+from .verify import PEAK, Check, VerificationError
 
 #: Largest error of an output relative to the largest reference magnitude, by dtype: fp32
 #: accumulation then one rounding to the output type, with margin for K-long sums.
@@ -51,7 +47,8 @@ def is_gemm(design: Design) -> bool:
     return any(r.memory is Memory.TMEM and r.compute.op == "mma" for r in design.resources)
 
 
-def _dims(space: str, m: int, n: int, k: int) -> tuple[int, int]:
+def dims(space: str, m: int, n: int, k: int) -> tuple[int, int]:
+    """(rows, cols) of a tensor laid out over ``space`` ("MK", "KN", "MN", ...)."""
     size = {"M": m, "N": n, "K": k}
     return size[space[0]], size[space[1]]
 
@@ -87,56 +84,231 @@ def evaluate(expr: str, values: dict[str, Any], xp: Any = None):
     return ev(ast.parse(text, mode="eval"))
 
 
-@dataclass
-class GemmData:
-    """Inputs (uint16 storage and their float32 values), outputs and the tensor maps of one shape."""
+def gemm_sources(design: Design) -> tuple[str, str]:
+    """The global tensors behind the accumulator's A and B operands."""
+    acc = next(r for r in design.resources if r.memory is Memory.TMEM and r.compute.op == "mma")
+    return tuple(next(x for x in design.deps(r) if design.resource(x).memory is Memory.GMEM)
+                 for r in design.deps(acc.name))  # type: ignore[return-value]
 
+
+def tensor_maps(src: KernelSource, m: int, n: int, k: int, dtype: str) -> Iterator[tuple]:
+    """(parameter, tensor, rows, cols, box rows, box cols, swizzle, element type) of every TMA map
+    of ``src`` at M x N x K: what the launcher encodes, and the null runtime checks."""
+    for param, tensor, space, box_rows, box_cols, swizzle, *dt in src.info["tensor_maps"]:
+        rows, cols = dims(space, m, n, k)
+        yield param, tensor, rows, cols, box_rows, box_cols, swizzle, (dt or [dtype])[0]
+
+
+def check_maps(src: KernelSource, m: int, n: int, k: int, dtype: str) -> None:
+    """The tensor-map rules of ``src`` at M x N x K (``tensormap.check_map``), with no GPU."""
+    for _, tensor, rows, cols, box_rows, box_cols, swizzle, dt in tensor_maps(src, m, n, k, dtype):
+        check_map(rows, cols, box_rows, dt, tensor, box_cols=box_cols, swizzle=swizzle)
+
+
+def _host(a: Any) -> Any:
+    return a.get() if hasattr(a, "get") else a
+
+
+@dataclass
+class GemmWorkload(Workload):
+    """Inputs (their storage and float32 values) and outputs of one GEMM problem, the reference
+    they are compared with and the tensor maps of every kernel launched over them."""
+
+    design: Design
     m: int
     n: int
     k: int
     dtype: str
     arrays: dict[str, Any]
     values: dict[str, Any]  # float32 of the inputs as stored
-    maps: dict[str, TmaDesc] = field(default_factory=dict)
     out_dtypes: dict[str, str] = field(default_factory=dict)  # output -> its element type (default: dtype)
+    b_major: str = "mn"
+    outputs: tuple[str, ...] = ()
+    xp: Any = None  # the array module (CuPy; NumPy for a host workload)
+    _maps: dict[str, dict[str, Any]] = field(default_factory=dict)
+    _ref: dict[str, Any] | None = None
+
+    kind = GEMM
+
+    @classmethod
+    def make(cls, design: Design, src: KernelSource, m: int, n: int, k: int, seed: int | None = None,
+             xp: Any = None) -> "GemmWorkload":
+        xp = xp if xp is not None else cupy()
+        info = src.info
+        dtype = str(info["dtype"])
+        spaces = dict(info["gmem_spaces"])
+        rng = xp.random.default_rng(seed)
+        arrays, values = {}, {}
+        for name in info["inputs"]:
+            rows, cols = dims(spaces[name], m, n, k)
+            bits = to_bits(rng.standard_normal((rows, cols), dtype=xp.float32), dtype)
+            arrays[name], values[name] = bits, to_float32(bits, dtype)
+        outs = dict(info.get("out_dtypes") or ())
+        for name in info["outputs"]:
+            arrays[name] = xp.empty(dims(spaces[name], m, n, k),
+                                    dtype=xp.float32 if outs.get(name, dtype) == "float32" else xp.uint16)
+        work = cls(design, m, n, k, dtype, arrays, values, outs, str(info["b_major"]), tuple(info["outputs"]), xp)
+        work.maps_for(src)
+        return work
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return (self.m, self.n, self.k)
+
+    @property
+    def amount(self) -> float:
+        return gemm_flops(self.m, self.n, self.k)
+
+    @property
+    def on_gpu(self) -> bool:
+        return self.xp.__name__ != "numpy"
 
     def out_dtype(self, name: str) -> str:
         return self.out_dtypes.get(name, self.dtype)
 
-    @classmethod
-    def make(cls, src: KernelSource, m: int, n: int, k: int, seed: int | None = None) -> "GemmData":
-        cp = cupy()
-        info = src.info
-        dtype = str(info["dtype"])
-        spaces = dict(info["gmem_spaces"])
-        rng = cp.random.default_rng(seed)
-        arrays, values = {}, {}
-        for name in info["inputs"]:
-            rows, cols = _dims(spaces[name], m, n, k)
-            bits = to_bits(rng.standard_normal((rows, cols), dtype=cp.float32), dtype)
-            arrays[name], values[name] = bits, to_float32(bits, dtype)
-        outs = dict(info.get("out_dtypes") or ())
-        for name in info["outputs"]:
-            arrays[name] = cp.empty(_dims(spaces[name], m, n, k),
-                                    dtype=cp.float32 if outs.get(name, dtype) == "float32" else cp.uint16)
-        data = cls(m, n, k, dtype, arrays, values, out_dtypes=outs)
-        data.encode(src)
-        return data
+    def maps_for(self, src: KernelSource) -> dict[str, Any]:
+        """The TMA maps of ``src``'s parameters over these arrays, encoded once per kernel (on the
+        host only checked: a NumPy array has no device address to encode)."""
+        if src.key not in self._maps:
+            if not self.on_gpu:
+                check_maps(src, self.m, self.n, self.k, self.dtype)
+                self._maps[src.key] = {}
+            else:
+                self._maps[src.key] = {
+                    param: encode_2d(self.arrays[tensor].data.ptr, rows, cols, box_rows, dt, tensor, box_cols=box_cols,
+                                     swizzle=swizzle)
+                    for param, tensor, rows, cols, box_rows, box_cols, swizzle, dt
+                    in tensor_maps(src, self.m, self.n, self.k, self.dtype)}
+        return self._maps[src.key]
 
-    def encode(self, src: KernelSource) -> None:
-        for param, tensor, space, box_rows, box_cols, swizzle, *dtype in src.info["tensor_maps"]:
-            rows, cols = _dims(space, self.m, self.n, self.k)
-            self.maps[param] = encode_2d(self.arrays[tensor].data.ptr, rows, cols, box_rows, (dtype or [self.dtype])[0],
-                                         tensor, box_cols=box_cols, swizzle=swizzle)
-
-    def poison(self, src: KernelSource) -> None:
-        cp = cupy()
-        for name in src.info["outputs"]:
+    def poison(self) -> None:
+        for name in self.outputs:
             arr = self.arrays[name]
-            arr.fill(cp.nan if arr.dtype == cp.float32 else _POISON)
+            arr.fill(self.xp.nan if arr.dtype == self.xp.float32 else _POISON)
+
+    def reference(self) -> dict[str, Any]:
+        """Every output in float32: the accumulator is ``matmul`` of the float32 inputs (cuBLAS)."""
+        if self._ref is None:
+            d, xp = self.design, self.xp
+            acc = next(r for r in d.resources if r.memory is Memory.TMEM and r.compute.op == "mma")
+            a_res, b_res = d.deps(acc.name)
+            source = {r.name: next(x for x in d.deps(r.name) if d.resource(x).memory is Memory.GMEM)
+                      for r in d.resources if r.memory is Memory.SMEM and r.pipeline_config is not None}
+            a, b = self.values[source[a_res]], self.values[source[b_res]]
+            prod = xp.matmul(a, b if self.b_major == "mn" else b.T)
+            outs = {}
+            for name in self.outputs:
+                out = d.resource(name)
+                ins = list(d.deps(name))
+                vals = {i: prod if i == acc.name else self.values[source[i]] for i in ins}
+                outs[name] = evaluate(out.compute.expr or ins[0], vals, xp)
+            self._ref = outs
+        return self._ref
+
+    def check(self, label: str = "") -> tuple[Check, ...]:
+        """Compare every output with the reference; ``VerificationError`` on a mismatch."""
+        xp = self.xp
+        checks = []
+        for name, want in self.reference().items():
+            got = to_float32(self.arrays[name], self.out_dtype(name))
+            scale = float(xp.abs(want).max()) or 1.0
+            bad = int(xp.isnan(got).sum())
+            err = float(xp.abs(got - want).max()) / scale
+            tol = max(TOLERANCE[self.dtype], TOLERANCE[self.out_dtype(name)])
+            if bad or not err <= tol:
+                where = xp.argwhere(xp.isnan(got) | (xp.abs(got - want) > tol * scale))
+                first = tuple(int(x) for x in _host(where[0])) if where.size else ()
+                raise VerificationError(f"{label or f'design {self.design.name!r}'} at M={self.m} N={self.n} "
+                                        f"K={self.k} {self.dtype}: output {name!r} differs from cuBLAS: max error "
+                                        f"{err:.3g} x max|ref| (tolerance {tol}), {bad} NaN (unwritten), first bad "
+                                        f"element {first}")
+            checks.append(Check(name, int(got.size), err, err * scale, 0, -1, measure=PEAK))
+        return tuple(checks)
 
 
-class GemmLauncher:
+def gemm_grid(m: int, n: int, tile: tuple[int, ...], cluster: tuple[int, int] | None, split: int, sms: int) -> int:
+    """Persistent: one block per SM, at most one per work unit (output tile x split); with
+    clusters (``__cluster_dims__`` in the kernel) a whole number of clusters, one per unit of
+    CM x CN tiles.
+
+    >>> gemm_grid(4096, 4096, (128, 256, 64), None, 1, 132), gemm_grid(256, 256, (128, 256, 64), None, 2, 132)
+    (132, 4)
+    >>> gemm_grid(4096, 4096, (128, 128, 64), (2, 1), 1, 132)  # 66 clusters of 2
+    132
+    """
+    bm, bn = tile[0], tile[1]
+    tiles_m, tiles_n = -(-m // bm), -(-n // bn)
+    cm, cn = cluster or (1, 1)
+    if cm * cn > 1:
+        units = -(-tiles_m // cm) * -(-tiles_n // cn)
+        return max(1, min(units, sms // (cm * cn))) * cm * cn
+    return max(1, min(tiles_m * tiles_n * split, sms))
+
+
+def split_k_sizes(m: int, n: int, tile: tuple[int, ...], split: tuple[int, int]) -> tuple[int, int]:
+    """Split-K workspace: (fp32 partial sums: one BM x BN block per work unit, counters: one per
+    output tile and storing warp) of an M x N output; ``split`` is (parts, storing warps).
+
+    >>> split_k_sizes(1000, 776, (128, 128, 64), (2, 4))  # 8 x 7 tiles
+    (1835008, 224)
+    """
+    bm, bn = tile[0], tile[1]
+    tiles = -(-m // bm) * -(-n // bn)
+    return tiles * split[0] * bm * bn, tiles * split[1]
+
+
+def gemm_params(src: KernelSource, work: GemmWorkload, maps: dict[str, Any], abort: Any, diag: Any,
+                workspace: Callable[[], tuple[Any, Any]], budget_ms: float) -> tuple[list, Any]:
+    """The parameter objects of ``src`` in kernel order -- tensor maps by value, device pointers,
+    the problem's M, N, K, the watchdog budget in ns -- and the ``void**`` array pointing at them
+    (what ``cuLaunchKernel`` takes).  ``workspace()``: the split-K buffers, asked for only by a
+    kernel that has them."""
+    objs: list[Any] = []
+    for p in src.params:
+        if p.kind == "tensormap":
+            objs.append(maps[p.name])
+        elif p.kind == "ptr":
+            if p.resource == "watchdog":  # a design's tensor may be named wd_abort too
+                arr = abort if p.name == "wd_abort" else diag
+            elif p.resource == "split_k":
+                arr = workspace()[0 if p.dtype == "float32" else 1]
+            else:
+                arr = work.arrays[p.name]
+            objs.append(ctypes.c_uint64(arr.data.ptr))
+        elif p.kind == "i32":
+            objs.append(ctypes.c_int32({"M": work.m, "N": work.n, "K": work.k}[p.name]))
+        elif p.kind == "u64":
+            objs.append(ctypes.c_uint64(int(budget_ms * 1e6)))
+        else:
+            raise DesignError(f"kernel parameter {p.name!r} has unknown kind {p.kind!r}", code="gemm.param",
+                              hint="the GEMM generator passes tensormap, ptr, i32 and u64 parameters")
+    ptrs = (ctypes.c_void_p * len(objs))(*[ctypes.addressof(o) for o in objs])
+    return objs, ptrs
+
+
+def gemm_hang(src: KernelSource, rec: list[int]) -> KernelHangError | None:
+    """The watchdog's diagnostic words ``rec`` of a launch of ``src`` as the error in words: which
+    task waited how long on which barrier, slot, stage and parity, at which tile; None when the
+    launch was not stopped."""
+    if not rec[0]:
+        return None
+    info = src.info
+    slots = {s[0]: (s[1], s[2]) for s in info["slots"]}
+    tasks = info["tasks"]
+    what = STATUS.get(rec[0], f"status {rec[0]}")
+    record = {"status": rec[0], "block": rec[1], "thread": rec[2], "slot": rec[3], "stage": rec[4],
+              "parity": rec[5], "tile": rec[6], "k_tile": rec[7], "waited_us": rec[8],
+              "task": tasks[rec[9]] if 0 <= rec[9] < len(tasks) else None,
+              "barrier": slots.get(rec[3], ("?", "?"))[0]}
+    if rec[0] == 1:
+        return KernelHangError(
+            f"kernel {src.entry} of design {src.design!r} hung: task {record['task']!r} waited "
+            f"{rec[8] / 1000:.0f} ms on barrier {record['barrier']} (slot {rec[3]}, stage {rec[4]}, parity {rec[5]}) "
+            f"at output tile {rec[6]}, k tile {rec[7]}, block {rec[1]} thread {rec[2]}", record)
+    return KernelHangError(f"kernel {src.entry} of design {src.design!r} stopped: {what}", record)
+
+
+class GemmLauncher(Launcher):
     """A loaded GEMM kernel, its persistent grid and its watchdog record."""
 
     def __init__(self, src: KernelSource, budget_ms: float = BUDGET_MS) -> None:
@@ -145,298 +317,59 @@ class GemmLauncher:
         cp = cupy()
         from cuda.bindings import driver as cu
         self.cu, self.src, self.budget_ms = cu, src, budget_ms
-        self.loaded = load(src)
-        self.fn = cu.CUfunction(self.loaded.kernel.kernel.ptr)
+        self.lk = load(src)
+        self.fn = cu.CUfunction(self.lk.kernel.kernel.ptr)
         self.sms = cp.cuda.Device().attributes["MultiProcessorCount"]
         self.abort = cp.zeros(1, dtype=cp.int32)
         self.diag = cp.zeros(DIAG_WORDS, dtype=cp.int32)
         self.split = src.info.get("split_k") or (1, 0)  # (parts, storing warps)
         self._workspace: dict[tuple[int, int], tuple[Any, Any]] = {}
 
-    def tiles(self, data: GemmData) -> int:
-        bm, bn, _ = self.src.info["tile"]
-        return -(-data.m // bm) * -(-data.n // bn)
+    @property
+    def label(self) -> str:
+        return f"design {self.src.design!r} ({self.src.arch})"
 
-    def grid(self, data: GemmData) -> int:
-        """Persistent: one block per SM, at most one per work unit (output tile x split); with
-        clusters (``__cluster_dims__`` in the kernel) a whole number of clusters, one per unit of
-        CM x CN tiles."""
-        cm, cn = self.src.info.get("cluster") or (1, 1)
-        if cm * cn > 1:
-            bm, bn, _ = self.src.info["tile"]
-            tiles_m, tiles_n = -(-data.m // bm), -(-data.n // bn)
-            units = -(-tiles_m // cm) * -(-tiles_n // cn)
-            return max(1, min(units, self.sms // (cm * cn))) * cm * cn
-        return max(1, min(self.tiles(data) * self.split[0], self.sms))
+    def grid(self, work: GemmWorkload) -> int:
+        """Persistent (``gemm_grid``) over this GPU's SMs."""
+        return gemm_grid(work.m, work.n, self.src.info["tile"], self.src.info.get("cluster"), self.split[0], self.sms)
 
-    def workspace(self, data: GemmData) -> tuple[Any, Any]:
-        """Split-K: (fp32 partial sums, one BM x BN block per work unit; zeroed counters, one per
-        output tile and storing warp), allocated once per problem shape."""
-        key = (data.m, data.n)
+    def workspace(self, work: GemmWorkload) -> tuple[Any, Any]:
+        """Split-K: (fp32 partial sums, zeroed counters; ``split_k_sizes``), allocated once per
+        problem shape."""
+        key = (work.m, work.n)
         if key not in self._workspace:
             cp = cupy()
-            bm, bn, _ = self.src.info["tile"]
-            parts, warps = self.split
-            units = self.tiles(data) * parts
-            self._workspace[key] = (cp.empty(units * bm * bn, dtype=cp.float32),
-                                    cp.zeros(self.tiles(data) * warps, dtype=cp.int32))
+            partials, counters = split_k_sizes(work.m, work.n, self.src.info["tile"], self.split)
+            self._workspace[key] = (cp.empty(partials, dtype=cp.float32), cp.zeros(counters, dtype=cp.int32))
         return self._workspace[key]
 
-    def reset_counters(self, data: GemmData) -> None:
+    def reset(self, work: GemmWorkload | None = None) -> None:
         """Split-K counters back to zero (a launch the watchdog stopped may have left some set)."""
-        if self.split[0] > 1:
-            self.workspace(data)[1].fill(0)
+        if self.split[0] > 1 and work is not None:
+            self.workspace(work)[1].fill(0)
 
-    def args(self, data: GemmData) -> tuple:
-        """The parameter objects in kernel order, and the void** array pointing at them."""
-        objs: list[Any] = []
-        for p in self.src.params:
-            if p.kind == "tensormap":
-                objs.append(data.maps[p.name])
-            elif p.kind == "ptr":
-                if p.resource == "watchdog":  # a design's tensor may be named wd_abort too
-                    arr = self.abort if p.name == "wd_abort" else self.diag
-                elif p.resource == "split_k":
-                    arr = self.workspace(data)[0 if p.dtype == "float32" else 1]
-                else:
-                    arr = data.arrays[p.name]
-                objs.append(ctypes.c_uint64(arr.data.ptr))
-            elif p.kind == "i32":
-                objs.append(ctypes.c_int32({"M": data.m, "N": data.n, "K": data.k}[p.name]))
-            elif p.kind == "u64":
-                objs.append(ctypes.c_uint64(int(self.budget_ms * 1e6)))
-            else:
-                raise DesignError(f"kernel parameter {p.name!r} has unknown kind {p.kind!r}", code="gemm.param")
-        ptrs = (ctypes.c_void_p * len(objs))(*[ctypes.addressof(o) for o in objs])
-        return objs, ptrs
+    def args(self, work: GemmWorkload) -> tuple:
+        """The parameter objects in kernel order, and the void** array pointing at them (``gemm_params``)."""
+        return gemm_params(self.src, work, work.maps_for(self.src), self.abort, self.diag, lambda: self.workspace(work),
+                           self.budget_ms)
 
-    def launch(self, data: GemmData, args: tuple | None = None) -> None:
-        objs, ptrs = args or self.args(data)
+    def launch(self, work: GemmWorkload, args: tuple | None = None) -> None:
+        objs, ptrs = args or self.args(work)
         cp = cupy()
         stream = cp.cuda.get_current_stream().ptr
-        (err,) = self.cu.cuLaunchKernel(self.fn, self.grid(data), 1, 1, *self.src.block, self.src.smem_bytes,
+        (err,) = self.cu.cuLaunchKernel(self.fn, self.grid(work), 1, 1, *self.src.block, self.src.smem_bytes,
                                         self.cu.CUstream(stream), ctypes.addressof(ptrs), 0)
         if err != self.cu.CUresult.CUDA_SUCCESS:
             raise RuntimeError(f"cuLaunchKernel of {self.src.entry} failed: {err}")
 
     def check_watchdog(self) -> None:
-        rec = [int(x) for x in self.diag.get()]
-        if not rec[0]:
+        err = gemm_hang(self.src, [int(x) for x in self.diag.get()])
+        if err is None:
             return
-        info = self.src.info
-        slots = {s[0]: (s[1], s[2]) for s in info["slots"]}
-        tasks = info["tasks"]
-        what = STATUS.get(rec[0], f"status {rec[0]}")
-        record = {"status": rec[0], "block": rec[1], "thread": rec[2], "slot": rec[3], "stage": rec[4],
-                  "parity": rec[5], "tile": rec[6], "k_tile": rec[7], "waited_us": rec[8],
-                  "task": tasks[rec[9]] if 0 <= rec[9] < len(tasks) else None,
-                  "barrier": slots.get(rec[3], ("?", "?"))[0]}
         self.abort.fill(0)
         self.diag.fill(0)
-        if rec[0] == 1:
-            raise KernelHangError(
-                f"kernel {self.src.entry} of design {self.src.design!r} hung: task {record['task']!r} waited "
-                f"{rec[8] / 1000:.0f} ms on barrier {record['barrier']} (slot {rec[3]}, stage {rec[4]}, parity {rec[5]}) "
-                f"at output tile {rec[6]}, k tile {rec[7]}, block {rec[1]} thread {rec[2]}", record)
-        raise KernelHangError(f"kernel {self.src.entry} of design {self.src.design!r} stopped: {what}", record)
+        raise err
 
 
-def reference(design: Design, src: KernelSource, data: GemmData) -> dict[str, Any]:
-    """Every output in float32: the accumulator is cupy.matmul of the float32 inputs (cuBLAS)."""
-    cp = cupy()
-    info = src.info
-    acc = next(r for r in design.resources if r.memory is Memory.TMEM and r.compute.op == "mma")
-    a_res, b_res = design.deps(acc.name)
-    source = {}
-    for r in design.resources:
-        if r.memory is Memory.SMEM and r.pipeline_config is not None:
-            source[r.name] = next(d for d in design.deps(r.name) if design.resource(d).memory is Memory.GMEM)
-    a = data.values[source[a_res]]
-    b = data.values[source[b_res]]
-    prod = cp.matmul(a, b if info["b_major"] == "mn" else b.T)
-    outs = {}
-    for name in info["outputs"]:
-        out = design.resource(name)
-        ins = list(design.deps(name))
-        vals = {i: prod if i == acc.name else data.values[source[i]] for i in ins}
-        outs[name] = evaluate(out.compute.expr or ins[0], vals)
-    return outs
-
-
-def verify(design: Design, src: KernelSource, launcher: GemmLauncher, data: GemmData) -> dict[str, float]:
-    """Poison the outputs, launch once, and compare with the reference; raise on a mismatch."""
-    cp = cupy()
-    data.poison(src)
-    launcher.reset_counters(data)
-    launcher.launch(data)
-    cp.cuda.get_current_stream().synchronize()
-    launcher.check_watchdog()
-    ref = reference(design, src, data)
-    errs = {}
-    for name, want in ref.items():
-        got = to_float32(data.arrays[name], data.out_dtype(name))
-        scale = float(cp.abs(want).max()) or 1.0
-        bad = int(cp.isnan(got).sum())
-        err = float(cp.abs(got - want).max()) / scale
-        errs[name] = err if not bad else float("nan")
-        tol = max(TOLERANCE[data.dtype], TOLERANCE[data.out_dtype(name)])
-        if bad or not err <= tol:
-            where = cp.argwhere(cp.isnan(got) | (cp.abs(got - want) > tol * scale))
-            first = tuple(int(x) for x in where[0].get()) if where.size else ()
-            raise VerificationError(f"design {design.name!r} ({src.arch}) at M={data.m} N={data.n} K={data.k} "
-                                 f"{data.dtype}: output {name!r} differs from cuBLAS: max error {err:.3g} x max|ref| "
-                                 f"(tolerance {tol}), {bad} NaN (unwritten), first bad element {first}")
-    return errs
-
-
-@dataclass
-class GemmResult:
-    design: str
-    m: int
-    n: int
-    k: int
-    dtype: str
-    errors: dict[str, float]
-    ms: float | None = None
-
-    @property
-    def tflops(self) -> float:
-        return 2.0 * self.m * self.n * self.k / (self.ms * 1e-3) / 1e12 if self.ms else float("nan")
-
-
-def run_gemm(design: Design, m: int | None = None, n: int | None = None, k: int | None = None, *,
-             seed: int | None = None, b_major: str | None = None, timing: bool = False,
-             reps: int = 10, warmup: int = 2, budget_ms: float = BUDGET_MS) -> GemmResult:
-    """Verify (and optionally time) ``design`` at M x N x K (default: the design's problem)."""
-    require_gpu()
-    p = design.problem_dict
-    m, n, k = m or p["M"], n or p["N"], k or p["K"]
-    src = emit_gemm(design, b_major=b_major)
-    launcher = GemmLauncher(src, budget_ms)
-    data = GemmData.make(src, m, n, k, seed)
-    errs = verify(design, src, launcher, data)
-    res = GemmResult(design.name, m, n, k, data.dtype, errs)
-    if timing:
-        args = launcher.args(data)
-        def launch() -> None:
-            launcher.launch(data, args)
-        res.ms = statistics.median(time_interleaved([("design", launch)], reps, warmup=warmup,
-                                                    batch=batch_for(estimate_ms(launch)))["design"])
-        launcher.check_watchdog()
-    return res
-
-
-def gemm_sources(design: Design) -> tuple[str, str]:
-    """The global tensors behind the accumulator's A and B operands."""
-    acc = next(r for r in design.resources if r.memory is Memory.TMEM and r.compute.op == "mma")
-    return tuple(next(x for x in design.deps(r) if design.resource(x).memory is Memory.GMEM)
-                 for r in design.deps(acc.name))  # type: ignore[return-value]
-
-
-@dataclass
-class GemmBenchTable:
-    """The design, its twin and every library peer, timed interleaved on the same data.
-
-    ``peers``: the rows that are library calls (``runtime.peers``); ``best_peer`` the fastest of
-    them, which ``x best library`` divides by (above 1: the design is faster)."""
-
-    design: str
-    m: int
-    n: int
-    k: int
-    dtype: str
-    rows: list[tuple[str, float, float]]  # (variant, median ms, TFLOP/s)
-    peers: tuple[str, ...] = ()
-    note: str = ""
-
-    @property
-    def best_peer(self) -> tuple[str, float] | None:
-        """(label, median ms) of the fastest library row, None when no peer ran."""
-        timed = [(name, ms) for name, ms, _ in self.rows if name in self.peers]
-        return min(timed, key=lambda x: x[1]) if timed else None
-
-    def vs_best_library(self, variant: str | None = None) -> float:
-        """Best library time / ``variant``'s time (the design by default); nan without a peer."""
-        best = self.best_peer
-        ms = next(r[1] for r in self.rows if r[0] == (variant or self.rows[0][0]))
-        return best[1] / ms if best else float("nan")
-
-    def table(self) -> str:
-        best = self.best_peer
-        lines = [f"{self.design}: {self.m}x{self.n}x{self.k} {self.dtype}" + (f" ({self.note})" if self.note else ""),
-                 f"{'variant':<34} {'median ms':>10} {'TFLOP/s':>9} {'x best library':>15}"]
-        for name, ms, tf in self.rows:
-            rel = f"{best[1] / ms:.3f}" if best else "-"
-            lines.append(f"{name:<34} {ms:>10.4f} {tf:>9.1f} {rel:>15}")
-        lines.append(f"best library: {best[0]} ({best[1]:.4f} ms), fastest of {', '.join(self.peers)}" if best
-                     else "no library peer ran")
-        return "\n".join(lines)
-
-    def __str__(self) -> str:
-        return self.table()
-
-
-def benchmark_gemm(design: Design, m: int | None = None, n: int | None = None, k: int | None = None, *,
-                   rounds: int = 10, warmup: int = 2, seed: int | None = None, twin: bool = True,
-                   b_major: str | None = None, peers: bool = True, tuned: Tuned | None = None,
-                   **_: Any) -> GemmBenchTable:
-    """The design, its ungrouped twin and every library GEMM a user would call instead
-    (``runtime.peers.gemm_peers``: torch.matmul, cublasGemmEx) on the same data, interleaved;
-    each verified first against the float32 reference on poisoned outputs.  It runs on a created
-    stream, so PyTorch's launches are on the stream the events time.
-
-    ``tuned`` (a ``runtime.tuned.Tuned``, e.g. ``explore.tuning.tune_gemm_design(design)``, which
-    ``explore.bench.tuned_benchmark`` passes): run its design, the tuner's choice for this problem and GPU, with the design as given
-    beside it when that differs; the table's note says which choice ran and where it came from."""
-    require_gpu()
-    cp = cupy()
-    with cp.cuda.Stream(non_blocking=True):
-        return _benchmark_gemm(design, m, n, k, rounds=rounds, warmup=warmup, seed=seed, twin=twin,
-                               b_major=b_major, peers=peers, tuned=tuned)
-
-
-def _benchmark_gemm(design: Design, m, n, k, *, rounds: int, warmup: int, seed, twin: bool, b_major, peers: bool,
-                    tuned: Tuned | None):
-    from .peers import gemm_peers, verify_peer
-    cp = cupy()
-    p = design.problem_dict
-    m, n, k = m or p["M"], n or p["N"], k or p["K"]
-    src = emit_gemm(design, b_major=b_major)
-    b_major = str(src.info["b_major"])
-    data = GemmData.make(src, m, n, k, seed)
-    variants = []
-    given, note = design, ""
-    if tuned is not None:
-        design, note = tuned.design, tuned.describe()
-    designs = [design] + ([ungrouped(design)] if twin and design.groups else [])
-    if note and design.to_json() != given.to_json():
-        designs.append(dataclasses.replace(given, name=f"{given.name}_as_designed"))
-    for d in designs:
-        s = emit_gemm(d, b_major=b_major)
-        la = GemmLauncher(s)
-        data.encode(s)
-        verify(d, s, la, data)
-        maps = dict(data.maps)
-        args = la.args(GemmData(m, n, k, data.dtype, data.arrays, data.values, maps, data.out_dtypes))
-        variants.append((d.name, (lambda la=la, args=args: la.launch(data, args)), la))
-    labels: list[str] = []
-    if peers:
-        a, b = gemm_sources(design)
-        scratch = cp.empty((m, n), dtype=cp.float32 if data.dtype == "float32" else cp.uint16)
-        want = data.values[a] @ (data.values[b] if b_major == "mn" else data.values[b].T)
-        for peer in gemm_peers(data.arrays[a], data.arrays[b], scratch, m, n, k, data.dtype, b_major):
-            verify_peer(peer, {"D": scratch}, {"D": want}, data.dtype, TOLERANCE[data.dtype])
-            variants.append((peer.label, peer.call, None))
-            labels.append(peer.label)
-    named = [(name, fn) for name, fn, _ in variants]
-    times = time_interleaved(named, rounds, warmup=warmup, batch=batch_for(estimate_ms(named[0][1])))
-    for _, _, la in variants:
-        if la is not None:
-            la.check_watchdog()
-    flops = 2.0 * m * n * k
-    rows = [(name, statistics.median(t), flops / (statistics.median(t) * 1e-3) / 1e12) for name, t in times.items()]
-    return GemmBenchTable(given.name, m, n, k, data.dtype, rows, tuple(labels), note)
-
-
-__all__ = ["GemmBenchTable", "GemmData", "GemmLauncher", "GemmResult", "TOLERANCE", "benchmark_gemm", "gemm_sources",
-           "evaluate", "is_gemm", "reference", "run_gemm", "to_bits", "to_float32", "verify"]
+__all__ = ["BUDGET_MS", "GemmLauncher", "GemmWorkload", "TOLERANCE", "check_maps", "dims", "evaluate", "gemm_grid",
+           "gemm_hang", "gemm_params", "gemm_sources", "is_gemm", "split_k_sizes", "tensor_maps"]

@@ -2,7 +2,8 @@
 
 ``on_gpu(fn, design, executor=...)`` sends the design (as JSON) to a GPU worker, which calls
 ``fn(design, executor="inline", **kwargs)`` there -- the same function, run in-process inside the
-worker -- and returns its (plain, picklable) result.  The function's progress bar is relayed to
+worker -- and returns its (plain, picklable) result.  The null executor's worker is this process
+and its function runs on the null runtime (``executor.null``).  The function's progress bar is relayed to
 this process and drawn here (tqdm), or handed to ``on_progress(done, total, text)``.
 
 When the kernel traps, hangs past its time limit or kills the worker, the caller gets a
@@ -22,9 +23,10 @@ from .executor import Failure, Job, get_executor
 from .progress import Progress
 
 
-def _design_job(fn: Callable[..., Any], design_json: str, kwargs: dict) -> Any:
-    """In the worker: the design back from JSON, then the function in-process."""
-    return fn(Design.from_json(design_json), executor="inline", **kwargs)
+def _design_job(fn: Callable[..., Any], design_json: str, kwargs: dict, executor: Any = "inline") -> Any:
+    """In the worker: the design back from JSON, then the function in-process (``executor``: the
+    job's ``Executor.job_executor()``, "inline" but for the null runtime's)."""
+    return fn(Design.from_json(design_json), executor=executor, **kwargs)
 
 
 def likely_cause(design: Design, failure: Failure) -> str:
@@ -65,8 +67,8 @@ def on_gpu(fn: Callable[..., Any], design: Design, kwargs: dict | None = None, *
             bar = bars[desc] = Progress(total, desc, unit, enabled=progress, on_update=on_progress)
         bar.absorb(done, total, text)
 
-    job = Job(f"{fn.__name__}:{design.name}", _design_job, (fn, design.to_json(), dict(kwargs or {})), gpu=True,
-              label=label, timeout_s=timeout_s)
+    job = Job(f"{fn.__name__}:{design.name}", _design_job, (fn, design.to_json(), dict(kwargs or {}),
+                                                           ex.job_executor()), gpu=True, label=label, timeout_s=timeout_s)
     try:
         with ex.session(relay) as s:
             s.submit(job)

@@ -98,6 +98,15 @@ def gemm_ex(a, b, out, m: int, n: int, k: int, dtype: str, b_major: str = "mn", 
     return call
 
 
+#: What each GEMM peer is, for a benchmark's table.
+GEMM_PEERS = {"torch.matmul": "PyTorch (cuBLASLt, its heuristics)", "cublasGemmEx": "cuBLAS through CuPy"}
+
+
+def gemm_peer_labels() -> list[str]:
+    """The peers ``gemm_peers`` builds here, by label, without building them (the null runtime's rows)."""
+    return [label for label in GEMM_PEERS if label != "torch.matmul" or torch_available()]
+
+
 def gemm_peers(a, b, out, m: int, n: int, k: int, dtype: str, b_major: str = "mn") -> list[Peer]:
     """``out = A @ B`` by every library path present: torch.matmul, then cublasGemmEx."""
     peers = []
@@ -254,5 +263,6 @@ def fastest(times: Mapping[str, list[float]], labels) -> tuple[str, float]:
     return best, meds[best]
 
 
-__all__ = ["ELEMENTWISE16", "Peer", "activation_peers", "elementwise16", "fastest", "gemm_ex", "gemm_peers",
-           "on_cupy_stream", "residual_peers", "torch_available", "torch_view", "verify_peer"]
+__all__ = ["ELEMENTWISE16", "GEMM_PEERS", "Peer", "activation_peers", "elementwise16", "fastest", "gemm_ex",
+           "gemm_peer_labels", "gemm_peers", "on_cupy_stream", "residual_peers", "torch_available", "torch_view",
+           "verify_peer"]

@@ -99,7 +99,12 @@ def _version() -> str:
 def record(design: str, table: Any, folder: str | os.PathLike = FOLDER, *, device: str | None = None,
            command: str = COMMAND) -> Path:
     """Write ``table`` (a ``benchmark`` result of ``design``, run on this machine's GPU) as the
-    recording of ``design``; return the file."""
+    recording of ``design``; return the file.  A null runtime's table measured nothing and is
+    refused: a recording is what a GPU measured."""
+    if getattr(table, "measured", True) is False:
+        from ..errors import PgStudioError
+        raise PgStudioError(f"the benchmark of {design!r} ran on the null runtime and measured nothing, so it is not "
+                            "recorded; record a benchmark run on a GPU")
     doc = {"schema": SCHEMA, "design": design, "device": device or device_name(),
            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
            "command": command, "pgstudio": _version(), "table": str(table)}

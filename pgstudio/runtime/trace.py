@@ -31,7 +31,8 @@ from typing import Any, Iterable, Mapping, Sequence
 from ..analysis.timeline import ARRIVE, BLOCKED, SYNC, WORK, Event, Timeline
 from ..codegen.instrument import BLOCKED_BIT, ITER_BITS, ITER_SHIFT, SITE_BITS, Instrument
 from ..codegen.source import KernelSource
-from ..errors import PgStudioError
+from ..errors import GpuUnavailable, PgStudioError
+from ._cupy import WITHOUT_GPU
 
 CLOCKS = ("cycles", "globaltimer")
 #: Nanoseconds per cycle assumed when a block has too few stamps to fit its clock (1.98 GHz).
@@ -336,9 +337,9 @@ def chrome_trace(timelines: Timeline | Sequence[Timeline]) -> dict:
 # -- running (GPU) -------------------------------------------------------------------------------
 
 def _launcher_class():
-    from .run import Launcher
+    from .stream_run import StreamLauncher
 
-    class TracedLauncher(Launcher):
+    class TracedLauncher(StreamLauncher):
         """A ``Launcher`` for an instrumented kernel: passes (and zeroes) the stamp buffer."""
 
         def __init__(self, src: KernelSource, **kw: Any) -> None:
@@ -353,8 +354,8 @@ def _launcher_class():
         def args(self, work: Any) -> tuple:
             return super().args(work) + (self.buffer,)
 
-        def reset(self) -> None:
-            super().reset()
+        def reset(self, work: Any = None) -> None:
+            super().reset(work)
             self.buffer.data.memset_async(0, self.buffer.nbytes)
 
     return TracedLauncher
@@ -375,20 +376,23 @@ def trace(design: Any, *, n: int | None = None, instrument: Instrument | None = 
     """
     from .executor import get_executor
     ex = get_executor(executor)
-    if ex.name != "inline":
+    if ex.runtime == "null":
+        raise GpuUnavailable(f"the null runtime launches no kernel, so it has no stamps to trace; {WITHOUT_GPU}")
+    if not ex.in_process:
         from .isolated import on_gpu
         kwargs = dict(n=n, instrument=instrument, seed=seed, blocks_per_sm=blocks_per_sm, grid=grid,
                       budget_ms=budget_ms, tuning=dict(tuning) if tuning else None, validate=validate)
         return on_gpu(trace, design, kwargs, executor=ex, what="trace", progress=False)
-    from .run import BUDGET_MS, Workload, emit_cached
+    from .run import emit_cached
+    from .stream_run import BUDGET_MS, StreamWorkload
     spec = instrument or Instrument()
     src = emit_cached(design, validate=validate, tuning=dict(tuning or {}), instrument=spec)
     la = traced_launcher(src, blocks_per_sm=blocks_per_sm, budget_ms=budget_ms or BUDGET_MS, grid=grid)
-    work = Workload.make(design, int(n or src.info["num_elements"]), str(src.info["dtype"]), seed)
+    work = StreamWorkload.make(design, int(n or src.info["num_elements"]), str(src.info["dtype"]), seed)
     la.verify(work)  # warm-up: module load and first touches stay out of the traced launch
     checks = la.verify(work)  # the traced launch, on fresh poisoned outputs and a zeroed buffer
     data = la.buffer.get()
-    meta = (("kernel", src.entry), ("n", work.n), ("grid", la.grid(work.n)), ("blocks_per_sm", la.blocks_per_sm),
+    meta = (("kernel", src.entry), ("n", work.n), ("grid", la.grid(work)), ("blocks_per_sm", la.blocks_per_sm),
             ("verified", all(c.ok for c in checks)))
     return decode(src, data, meta=meta)
 

@@ -2,7 +2,9 @@
 the design against its ungrouped twin and the library peer, each verified first.
 
 Progress is shown step by step, the benchmark's rounds with tqdm's rate and ETA.  Without a GPU
-the pane says so and still compiles for both architectures; the benchmark runs in a GPU worker
+the pane says so and still compiles for both architectures (or, on the null runtime --
+``executor="null"``, or ``PGSTUDIO_EXECUTOR=null`` -- runs every step of the benchmark with nothing
+launched, and shows its table as "no GPU: null runtime"); the benchmark runs in a GPU worker
 process, so a kernel that traps costs that worker (the pane shows the error and its likely
 cause) and never the notebook; a kernel that hangs is stopped by its watchdog and the watchdog's
 message (which task, barrier, stage, phase and iteration stopped) is shown.  The chart is plain
@@ -11,6 +13,7 @@ HTML bars.
 
 from __future__ import annotations
 
+import math
 import re
 from html import escape, unescape
 from typing import Any, Callable
@@ -24,7 +27,9 @@ from ..model.targets import ARCHES
 from ..runtime._cupy import gpu_available
 from ..explore.bench import tuned_benchmark as benchmark
 from ..runtime.compile import compile_cubin
+from ..runtime.executor import get_executor
 from ..runtime.progress import Progress
+from ..runtime.verify import NULL_RUNTIME
 from ._snapshot import rich_html
 
 def compile_for(design: Any, arch: str) -> tuple[Any, Any]:
@@ -70,8 +75,8 @@ def result_rows(results: Any) -> list[tuple[str, float, str]]:
             ms = _get(r, "time_ms", "median_ms", "ms")
             us = ms * 1e3 if isinstance(ms, (int, float)) else None
         verified = _get(r, "verified", "ok", "correct", "verification")
-        if name is None or not isinstance(us, (int, float)):
-            continue
+        if name is None or not isinstance(us, (int, float)) or not math.isfinite(us):
+            continue  # no time to draw (the null runtime measures none)
         # the runtime verifies every variant against a reference before timing it: a row is verified
         status = "NOT verified" if verified is False else "verified"
         out.append((str(name), float(us), status))
@@ -110,9 +115,11 @@ def bar_chart(rows: list[tuple[str, float, str]]) -> str:
 class BenchPane:
     STEPS = ("generate CUDA source", *(f"compile for {a}" for a in ARCHES), "verify and time on the GPU")
 
-    def __init__(self, current: Callable[[], Any]) -> None:
-        """``current()``: the design to compile and time."""
+    def __init__(self, current: Callable[[], Any], executor: Any = None) -> None:
+        """``current()``: the design to compile and time; ``executor``: where the benchmark runs
+        (``benchmark``'s; None: the default, ``$PGSTUDIO_EXECUTOR`` when set)."""
         self.current = current
+        self.executor = executor
         self.button = W.Button(description="Compile & Benchmark", icon="bolt", button_style="primary",
                                tooltip="compile for sm_90a and sm_100a, then verify and time on the GPU if there is one",
                                layout=W.Layout(width="220px"))
@@ -205,9 +212,10 @@ class BenchPane:
             self._log(f"✔ compiled for <b>{arch}</b> ({escape(binary_size(compiled))})")
         self._step(len(ARCHES) + 1, self.STEPS[-1])
         try:
-            if not gpu_available():
+            null = get_executor(self.executor).runtime == "null"
+            if not null and not gpu_available():
                 raise GpuUnavailable("CuPy sees no NVIDIA GPU in this Python process")
-            results = benchmark(design, progress=False, on_progress=self._bench_progress)
+            results = benchmark(design, progress=False, on_progress=self._bench_progress, executor=self.executor)
         except GpuUnavailable as exc:
             self._log(f"<div class='pg-na'>no GPU here, so nothing was timed ({escape(str(exc))}); "
                       f"the CUDA kernel was compiled for {' and '.join(ARCHES)} above.</div>")
@@ -236,11 +244,15 @@ class BenchPane:
         self.last = results
         rows = result_rows(results)
         self.results.value = bar_chart(rows) + rich_html(results)
+        if getattr(results, "measured", True) is False:
+            self._log(f"<div class='pg-na'>{escape(NULL_RUNTIME)}: every step of the benchmark ran and nothing was "
+                      "launched, verified or timed</div>")
         # the design as given is what the model predicts (row 0 may be the tuner's choice)
         given = [us for name, us, _ in rows if name.endswith(("as designed", "_as_designed"))]
         guess = predicted_line(design, (given or [r[1] for r in rows] or [None])[0])
         if guess:
             self._log(f"<div class='pg-note'>{escape(guess)}</div>")
         self._step(len(self.STEPS), "")
-        self.stage.value = "<span class='pg-ok'>done</span>"
+        self.stage.value = ("<span class='pg-ok'>done</span>" if getattr(results, "measured", True) is not False
+                            else f"<span class='pg-note'>done ({escape(NULL_RUNTIME)}: nothing measured)</span>")
         return results

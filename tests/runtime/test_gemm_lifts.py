@@ -15,20 +15,21 @@ pytestmark = pytest.mark.gpu
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 @pytest.mark.parametrize("name", sorted(LIFTED))
 def test_lifted_design_matches_cublas(name, dtype):
-    from pgstudio.runtime.gemm_run import run_gemm
+    from pgstudio.runtime.run import run_gemm
     d = LIFTED[name](dtype=dtype)
     for seed, (m, n, k) in enumerate(SHAPES):
         res = run_gemm(d, m, n, k, seed=seed)
-        assert res.errors and all(e == e for e in res.errors.values())  # verify() raised on any mismatch
+        assert res.ok and res.checks and all(c.rel_error == c.rel_error for c in res.checks)  # verify() raised otherwise
 
 
 @pytest.mark.parametrize("name", sorted(LIFTED_TF32))
 def test_tf32_design_matches_fp32_cublas(name):
-    from pgstudio.runtime.gemm_run import TOLERANCE, run_gemm
+    from pgstudio.runtime.gemm_run import TOLERANCE
+    from pgstudio.runtime.run import run_gemm
     d = LIFTED_TF32[name]()
     for seed, (m, n, k) in enumerate(SHAPES):
         res = run_gemm(d, m, n, k, seed=seed)
-        assert all(e <= TOLERANCE["float32"] for e in res.errors.values())
+        assert res.checks and all(c.rel_error <= TOLERANCE["float32"] for c in res.checks)
 
 
 def test_split_k_runs_again_after_a_launch_and_keeps_its_counters_clean():
@@ -36,20 +37,21 @@ def test_split_k_runs_again_after_a_launch_and_keeps_its_counters_clean():
     import cupy as cp
 
     from pgstudio.codegen.gemm import emit_gemm
-    from pgstudio.runtime.gemm_run import TOLERANCE, GemmData, GemmLauncher, reference, to_float32, verify
+    from pgstudio.runtime.gemm_run import TOLERANCE, GemmLauncher, GemmWorkload
+    from pgstudio.runtime.storage import to_float32
     d = LIFTED["split_k2"](dtype="float16")
     src = emit_gemm(d)
     la = GemmLauncher(src)
-    data = GemmData.make(src, 1000, 776, 520, seed=7)
-    verify(d, src, la, data)
+    data = GemmWorkload.make(d, src, 1000, 776, 520, seed=7)
+    la.verify(data)
     for _ in range(3):
         la.launch(data)
     cp.cuda.get_current_stream().synchronize()
     assert int(la.workspace(data)[1].sum()) == 0
-    data.poison(src)
+    data.poison()
     la.launch(data)  # no reset in between: the kernel left the counters at zero
     cp.cuda.get_current_stream().synchronize()
     got = to_float32(data.arrays["gmem_d"], "float16")
-    want = reference(d, src, data)["gmem_d"]
+    want = data.reference()["gmem_d"]
     assert not bool(cp.isnan(got).any())
     assert float(cp.abs(got - want).max()) <= TOLERANCE["float16"] * float(cp.abs(want).max())

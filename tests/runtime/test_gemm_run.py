@@ -40,17 +40,17 @@ def test_is_gemm():
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 @pytest.mark.parametrize("name,twin", ALL)
 def test_matches_cublas(name, twin, dtype):
-    from pgstudio.runtime.gemm_run import run_gemm
+    from pgstudio.runtime.run import run_gemm
     d = gemm_design(name, twin, dtype=dtype)
     for seed, (m, n, k) in enumerate(SHAPES):
         res = run_gemm(d, m, n, k, seed=seed)
-        assert res.errors and all(e == e for e in res.errors.values())  # verify() raised on any mismatch
+        assert res.ok and res.checks and all(c.rel_error == c.rel_error for c in res.checks)  # verify() raised otherwise
 
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 def test_b_stored_n_by_k(dtype):
-    from pgstudio.runtime.gemm_run import run_gemm
+    from pgstudio.runtime.run import run_gemm
     run_gemm(merge_gemm(dtype=dtype), 1000, 776, 520, seed=3, b_major="k")
 
 
@@ -58,7 +58,7 @@ def test_b_stored_n_by_k(dtype):
 def test_tensors_named_like_kernel_words_verify():
     """The generated GEMM names tensor pointers g_<name>: a design's tensors may be called o, src,
     M or wd_abort (words of the kernel and its arguments) and the kernel still computes D = A @ B."""
-    from pgstudio.runtime.gemm_run import run_gemm
+    from pgstudio.runtime.run import run_gemm
     from pgstudio.model.edits import rename_resource
     d = merge_gemm(b_producer="async")
     for old, new in (("gmem_a", "M"), ("gmem_b", "src"), ("gmem_d", "o")):
@@ -71,7 +71,7 @@ def test_tensors_named_like_kernel_words_verify():
 @pytest.mark.gpu
 def test_watchdog_names_a_barrier_that_never_completes():
     from pgstudio import barrier_layout
-    from pgstudio.runtime.gemm_run import GemmData, GemmLauncher, verify
+    from pgstudio.runtime.gemm_run import GemmLauncher, GemmWorkload
     d = merge_gemm()
     src = emit_gemm(d)
     # plant a wrong arrive count on A's full barrier: its phase never completes, the pipeline stops
@@ -79,14 +79,14 @@ def test_watchdog_names_a_barrier_that_never_completes():
     assert wrong != src.code
     bad = dataclasses.replace(src, code=wrong)
     la = GemmLauncher(bad, budget_ms=200)
-    data = GemmData.make(bad, 512, 512, 256, seed=0)
+    data = GemmWorkload.make(d, bad, 512, 512, 256, seed=0)
     with pytest.raises(KernelHangError) as info:
-        verify(d, bad, la, data)
+        la.verify(data)
     rec = info.value.record
     assert rec["task"] in {t.name for t in d.tasks}
     assert rec["barrier"] in {s.name for s in barrier_layout(d).sets} and "hung" in str(info.value)
     run = GemmLauncher(src)  # the context is still usable: the correct kernel runs afterwards
-    verify(d, src, run, GemmData.make(src, 512, 512, 256, seed=1))
+    assert all(c.ok for c in run.verify(GemmWorkload.make(d, src, 512, 512, 256, seed=1)))
 
 
 @pytest.mark.gpu

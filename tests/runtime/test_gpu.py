@@ -31,7 +31,7 @@ def test_streaming_designs_and_twins_verify_at_every_size(dtype, index):
     design = list(_designs(dtype))[index]
     for n in SIZES:
         res = run(design, n=n, timing=False)
-        assert res.ok and res.n == n and len(res.checks) == len([r for r in design.resources
+        assert res.ok and res.shape == (n,) and len(res.checks) == len([r for r in design.resources
                                                                    if r.name.startswith("gmem_d")])
         assert all(c.bad == 0 for c in res.checks), [str(c) for c in res.checks]
 

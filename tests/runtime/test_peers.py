@@ -8,20 +8,21 @@ from pathlib import Path
 import pytest
 
 from pgstudio.runtime import peers as P
-from pgstudio.runtime.gemm_run import GemmBenchTable
+from pgstudio.runtime.bench_table import BenchRow, BenchTable
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
 
 def test_the_table_names_the_fastest_peer_and_divides_by_it():
-    t = GemmBenchTable("merge_gemm", 4096, 4096, 4096, "bfloat16",
-                       [("merge_gemm", 0.50, 275.0), ("torch.matmul", 0.45, 305.0), ("cublasGemmEx", 0.48, 286.0)],
-                       peers=("torch.matmul", "cublasGemmEx"))
-    assert t.best_peer == ("torch.matmul", 0.45)
+    rows = (BenchRow("merge_gemm", "pgstudio", 0.50, 275.0, 10), BenchRow("torch.matmul", "PyTorch", 0.45, 305.0, 10, True),
+            BenchRow("cublasGemmEx", "cuBLAS", 0.48, 286.0, 10, True))
+    t = BenchTable("merge_gemm", "4096x4096x4096 bfloat16", "bfloat16", rows, unit="TFLOP/s", shape=(4096, 4096, 4096))
+    assert t.best_peer == ("torch.matmul", 0.45) and t.peers == ("torch.matmul", "cublasGemmEx")
     assert t.vs_best_library() == pytest.approx(0.9)
     text = t.table()
-    assert "best library: torch.matmul" in text and "x best library" in text
-    alone = GemmBenchTable("d", 1, 1, 1, "float16", [("d", 1.0, 1.0)])
+    assert "best library: torch.matmul" in text and "x best library" in text and "TFLOP/s" in text
+    assert "0.900" in text.splitlines()[3]  # the design's row: 0.45 / 0.50
+    alone = BenchTable("d", "1x1x1 float16", "float16", (BenchRow("d", "pgstudio", 1.0, 1.0, 3),), unit="TFLOP/s")
     assert alone.best_peer is None and math.isnan(alone.vs_best_library()) and "no library peer ran" in alone.table()
 
 
@@ -55,7 +56,7 @@ def test_elementwise16_matches_the_float32_reference(dtype, n):
     require_gpu()
     import cupy as cp
 
-    from pgstudio.runtime.gemm_run import to_bits, to_float32
+    from pgstudio.runtime.storage import to_bits, to_float32
     x = cp.random.standard_normal(n, dtype=cp.float32)
     y = cp.random.standard_normal(n, dtype=cp.float32)
     xb, yb = to_bits(x, dtype), to_bits(y, dtype)
@@ -76,7 +77,8 @@ def test_every_peer_verifies_and_a_wrong_one_is_caught(dtype):
     require_gpu()
     import cupy as cp
 
-    from pgstudio.runtime.gemm_run import TOLERANCE, to_bits, to_float32
+    from pgstudio.runtime.gemm_run import TOLERANCE
+    from pgstudio.runtime.storage import to_bits, to_float32
     from pgstudio.runtime.verify import VerificationError
     m, n, k = 256, 192, 320
     with cp.cuda.Stream(non_blocking=True):
@@ -106,7 +108,7 @@ def test_benchmark_gemm_times_every_peer_and_names_the_best():
     from pgstudio.runtime._cupy import require_gpu
     require_gpu()
     from pgstudio.examples import merge_gemm
-    from pgstudio.runtime.gemm_run import benchmark_gemm
+    from pgstudio.runtime.gemm_bench import benchmark_gemm
     t = benchmark_gemm(merge_gemm(1024, 1024, 1024), rounds=3, twin=False)
-    assert "cublasGemmEx" in t.peers and t.best_peer is not None
-    assert t.best_peer[0] in {r[0] for r in t.rows} and t.vs_best_library() > 0
+    assert "cublasGemmEx" in t.peers and t.best_peer is not None and t.measured and t.unit == "TFLOP/s"
+    assert t.best_peer[0] in {r.name for r in t.rows} and t.vs_best_library() > 0

@@ -174,7 +174,7 @@ def test_without_a_gpu_every_entry_point_says_so(name):
     import pgstudio
     from pgstudio.errors import GpuUnavailable
     from pgstudio.runtime import benchmark, gpu_available, run
-    from pgstudio.runtime.gemm_run import run_gemm
+    from pgstudio.runtime.run import run_gemm
 
     if gpu_available():
         pytest.skip("a GPU is present")

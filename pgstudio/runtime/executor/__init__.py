@@ -6,6 +6,9 @@
                         trap, an illegal address or a hang costs a worker, never the notebook
 ``"inline"``            every job in the calling process, one after another (debugging)
 ``"ray"``               Ray tasks on a local instance or a cluster (``cluster.RayExecutor``)
+``"null"``              the null runtime (``runtime.null``): jobs in this process, GPU jobs on a
+                        null device that allocates, launches and times nothing, so the plumbing
+                        above the GPU runs without one (``null.NullExecutor``)
 ======================  ==========================================================================
 
 ``get_executor(None)`` is the default: ``$PGSTUDIO_EXECUTOR`` when set, else one shared
@@ -22,7 +25,7 @@ from ...errors import PgStudioError
 from ._job import Failure, Job, Outcome, WithPayload
 from .base import Executor, Session
 
-NAMES = ("embedded", "inline", "ray")
+NAMES = ("embedded", "inline", "ray", "null")
 _SHARED: dict[str, Executor] = {}
 
 
@@ -45,6 +48,9 @@ def get_executor(spec: Any = None) -> Executor:
         elif name == "inline":
             from .inline import InlineExecutor
             _SHARED[name] = InlineExecutor()
+        elif name == "null":
+            from .null import NullExecutor
+            _SHARED[name] = NullExecutor()
         else:
             from .cluster import RayExecutor
             _SHARED[name] = RayExecutor()

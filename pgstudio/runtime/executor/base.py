@@ -45,9 +45,19 @@ class Session:
 
 
 class Executor:
-    """Where jobs run.  ``name`` is what ``get_executor`` takes ("inline", "embedded", "ray")."""
+    """Where jobs run.  ``name`` is what ``get_executor`` takes ("inline", "embedded", "ray", "null")."""
 
     name = "executor"
+    #: Which runtime its GPU jobs use (``runtime.backend``): "cuda", or "null" (``executor.null``).
+    runtime = "cuda"
+    #: True when a function given this executor runs right here, in the calling process (inline);
+    #: False when it sends itself as a job (``runtime.isolated.on_gpu``).
+    in_process = False
+
+    def job_executor(self) -> Any:
+        """What a job of this executor passes on as ``executor=`` to the function it runs: the
+        process it landed in (``"inline"``)."""
+        return "inline"
 
     def session(self, on_progress: ProgressCallback | None = None) -> Session:  # pragma: no cover
         raise NotImplementedError

@@ -43,6 +43,7 @@ class InlineExecutor(Executor):
     """Runs jobs in the calling process (see the module docstring)."""
 
     name = "inline"
+    in_process = True
 
     def session(self, on_progress: ProgressCallback | None = None) -> InlineSession:
         return InlineSession(self, on_progress)
