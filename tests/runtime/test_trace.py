@@ -207,3 +207,27 @@ def test_measured_fork_copy_has_both_consumers():
     assert tr.meta_dict["verified"] and tr.problems() == []
     assert tl.lanes == ("load", "copy_out", "relu_out")
     assert {e.op for e in tl.lane("relu_out")} >= {"wait", "store", "release"}
+
+
+def test_a_trace_says_what_it_holds_and_refuses_what_it_cannot_show(merge_src, tmp_path):
+    buf = Buffer(merge_src)
+    buf.lane(0, 0, 1000, 500, [(1, 0, 0, 10, 20)])
+    tr = decode(merge_src, buf.bytes(), meta=(("kernel", merge_src.entry), ("n", 4096)))
+    assert tr.meta_dict == {"kernel": merge_src.entry, "n": 4096}
+    assert str(tr) == tr.summary() and "1 stamps" in tr.summary()
+    lone = Buffer(merge_src)
+    lone.lane(0, 0, 1000, 500, [])  # the lane's start alone: too few points to fit a clock
+    fit = decode(merge_src, lone.bytes()).fits[0]
+    assert not fit.fitted and fit.points == 1 and fit.step_ns is None
+    with pytest.raises(KeyError, match="no lane for task 'nope' in block 0"):
+        tr.lane(0, "nope")
+    with pytest.raises(PgStudioError, match="clock 'wall' is not known; use one of cycles, globaltimer"):
+        tr.timeline(clock="wall")
+    path = tmp_path / "t.json"
+    tr.save(str(path))
+    assert json.loads(path.read_text())["otherData"]["generator"] == "pgstudio"
+    empty = decode(merge_src, Buffer(merge_src).bytes())
+    with pytest.raises(PgStudioError, match="holds no stamps"):
+        empty.timeline()
+    with pytest.raises(PgStudioError, match="whole 32-bit words; got 7 bytes"):
+        decode(merge_src, b"\0" * 7)

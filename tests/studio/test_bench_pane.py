@@ -168,3 +168,28 @@ def test_an_invalid_design_has_no_prediction():
                                        t.dst_resources, t.schedule))  # its warps overlap load_a's
     assert not Snapshot(clash).report.ok and Snapshot(clash).predicted_text() == ""
     assert Snapshot(d).predicted_text().startswith("predicted ")
+
+
+def test_on_the_null_runtime_every_step_runs_and_the_pane_says_nothing_was_measured(studio, monkeypatch, tmp_path):
+    """No GPU and no benchmark faked: the null runtime's benchmark (with its tuning search) runs for real."""
+    monkeypatch.setenv("PGSTUDIO_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(_bench_pane, "compile_cubin", lambda src, arch: FakeCubin(b"x" * 1000))
+    monkeypatch.setattr(_bench_pane, "gpu_available", lambda: False)
+    studio.bench.executor = "null"
+    table = studio.compile_and_benchmark()
+    assert table is not None and table.measured is False and [r.name for r in table.rows][-1] == "device copy"
+    log = studio.bench.log_text()
+    assert "no GPU: null runtime: every step of the benchmark ran and nothing was launched, verified or timed" in log
+    assert "no GPU here" not in log and "predicted " in log  # the model's time, beside no measured one
+    html = studio.bench.results.value
+    assert "µs</td>" not in html and "nothing was verified or timed (no GPU: null runtime)" in html  # no bars: no times
+    assert "nothing measured" in studio.bench.stage.value
+
+
+def test_the_null_runtime_is_chosen_by_the_environment_too(studio, monkeypatch):
+    table = Table((Row("merge_copy", "pgstudio", float("nan")),))
+    calls = []
+    fake_runtime(monkeypatch, gpu=False, bench=lambda design, **kw: calls.append(kw["executor"]) or table)
+    monkeypatch.setenv("PGSTUDIO_EXECUTOR", "null")
+    assert studio.compile_and_benchmark() is table and calls == [None]  # None: the default, null from the environment
+    assert "no GPU here" not in studio.bench.log.value and "µs</td>" not in studio.bench.results.value
