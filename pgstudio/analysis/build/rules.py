@@ -16,6 +16,7 @@ from ...model.diagnostic import Diagnostic
 from ...model.targets import ARCHES
 from .gemm_plan import plan_gemm
 from .planned import Planned
+from .source_size import check_source_size
 from .steps import is_mma_design
 from .stream_plan import plan_stream
 
@@ -46,11 +47,17 @@ def per_target(design: Design, check: Callable[[str], Iterable[Diagnostic]]) -> 
 def rule_codegen(design: Design) -> Iterator[Diagnostic]:
     """What the generator cannot build for the design's targets (runs on a design the earlier
     rules accept: the generator reads a consistent design).  A streaming plan is the same for
-    every target, so it is made once."""
+    every target, so it is made once.  A design it can build must also be small enough to
+    compile (``codegen.source_size``, the same for every target)."""
     if is_mma_design(design):
-        yield from per_target(design, lambda arch: plan_gemm(design, arch).problems)
+        problems = list(per_target(design, lambda arch: plan_gemm(design, arch).problems))
     elif known_targets(design):
-        yield from plan_stream(design).problems
+        problems = list(plan_stream(design).problems)
+    else:
+        return
+    yield from problems
+    if not any(d.is_error for d in problems):  # what it would build: small enough for NVRTC (source_size.py)
+        yield from check_source_size(design)
 
 
 __all__ = ["known_targets", "per_target", "plan_for", "rule_codegen"]

@@ -63,6 +63,13 @@ def problem(d: Design, **changes) -> Design:
     return d.replace(problem={**d.problem_dict, **changes})
 
 
+def repeated(d: Design, times: int) -> Design:
+    """Every task runs its tile loop's body ``times`` times per tile: a valid protocol, a long kernel."""
+    for t in d.tasks:
+        d = reloop(d, t.name, lambda lp: (Loop(lp.start, lp.stop, lp.step, lp.body * times),))
+    return d
+
+
 #: The setmaxnreg layout of ``gemm()`` that uses the block's 384 x 168 registers exactly.
 LAYOUT = {"SETMAXNREG_load_a": 40, "SETMAXNREG_load_b": 40, "SETMAXNREG_epilogue": 40, "SETMAXNREG_mma": 232}
 
@@ -276,6 +283,11 @@ CASES = [
                                  "threads launches with 168 per thread, 64512 of the SM's 65536",
                                  "the warpgroups that increase would wait for registers forever",
                                  "lower SETMAXNREG_mma to 232"]),
+    # the kernel's CUDA stays within what NVRTC compiles in about a minute (loops stay loops; written steps add up)
+    ("source_size", stream, lambda d: repeated(d, 512),
+     "codegen.source_size", ["the kernel of design 'merge_copy' would be about", "KB of CUDA, more than the 1,024 KB",
+                             "8,192 schedule steps", "task 'store' has 4,608", "loops stay loops",
+                             "write each pass once in its domain_loop instead of repeating it"]),
     ("chunk_split", gemm, lambda d: reconfig(retask(d, "epilogue", warp_idx=12, num_warps=3), "tmem_c",
                                              consumer_group=CooperativeGroup(Agent.Warp, 3)),
      "codegen.chunk_split", ["task 'epilogue': gmem_d.store(val=tmem_c) moves 2048 8-element chunks (128x128), which "
