@@ -16,7 +16,7 @@ import argparse
 from ..codegen.kernel import emit
 from ..errors import CompileError
 from ..model.targets import ARCHES
-from ..runtime.compile import compile_cubin
+from ..runtime.compile import CompileTimeout, compile_cubin
 from ..runtime.progress import Progress
 from ._common import design_argument, load_design
 
@@ -45,6 +45,8 @@ def run(args: argparse.Namespace) -> int:
             src = emit(design, arch=arch, validate=not args.no_validate)
             try:
                 cub = compile_cubin(src)
+            except CompileTimeout:
+                raise  # stopped at the deadline ($PGSTUDIO_COMPILE_TIMEOUT): one line, not a bug report
             except CompileError as exc:
                 if args.no_validate and not design.with_targets(arch).validate().ok:
                     raise  # a design with errors, compiled on request: NVRTC's refusal is the user's to fix

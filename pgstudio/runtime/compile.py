@@ -3,6 +3,11 @@
 ``compile_cubin`` needs only the NVRTC wheels (``cuda-bindings`` + ``nvidia-cuda-nvrtc``), no GPU:
 it is how CI proves every design compiles for sm_90a and sm_100a.  It asks NVRTC for the exact
 target (``-arch=sm_90a``: a real sm_90a cubin, not sm_90 with PTX) and checks the result says so.
+NVRTC runs in a child process that is killed at a deadline (``timeout_s``: ``COMPILE_TIMEOUT_S``
+by default, ``$PGSTUDIO_COMPILE_TIMEOUT`` seconds where set; None compiles in this process), so a
+compile that would run for minutes ends in one ``CompileError`` naming the limit.  A design that
+validates stays far inside it: ``codegen.source_size`` bounds the source, and the canonical
+designs compile in one to two seconds on one core.
 
 ``load`` (GPU) writes the cubin into the cache folder and loads it with
 ``cupy.RawModule(path=...)``; loaded kernels are memoised in-process, compiled cubins on disk,
@@ -13,7 +18,10 @@ both keyed by ``KernelSource.key`` (source + options + arch).  The folder is
 from __future__ import annotations
 
 import os
+import pickle
 import re
+import subprocess
+import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -22,9 +30,15 @@ from typing import Any
 
 from ..codegen.source import KernelSource
 from ..errors import CompileError, GpuUnavailable
+from . import _nvrtc_child
 
 #: Options every compile gets (arch is added per target).
 BASE_OPTIONS = ("-std=c++17",)
+#: Seconds one NVRTC compile may run before its child process is killed: the largest design that
+#: validates (about 1 MB of CUDA, ``codegen.source_size``) needs about 75 s on one core.
+COMPILE_TIMEOUT_S = 120.0
+#: Environment variable that sets the default deadline (seconds; ``none`` compiles in-process).
+TIMEOUT_ENV = "PGSTUDIO_COMPILE_TIMEOUT"
 
 
 @dataclass(frozen=True)
@@ -57,13 +71,6 @@ def _nvrtc():
     return nvrtc
 
 
-def _check(nvrtc, result, what: str):
-    err, *rest = result
-    if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
-        raise CompileError(f"NVRTC {what} failed: {err}")
-    return rest[0] if len(rest) == 1 else rest
-
-
 def _explain(src: KernelSource, log: str) -> str:
     """First error of an NVRTC log, with the design element of its line."""
     for m in re.finditer(r"\((\d+)\): error: (.*)", log):
@@ -73,50 +80,83 @@ def _explain(src: KernelSource, log: str) -> str:
     return log.strip().splitlines()[-1] if log.strip() else "no log"
 
 
-def compile_cubin(src: KernelSource, arch: str | None = None, *, options: tuple[str, ...] = ()) -> Cubin:
-    """Compile ``src`` for ``arch`` (default: the source's) and check the image's target."""
-    nvrtc = _nvrtc()
+class CompileTimeout(CompileError):
+    """NVRTC ran past its deadline and was stopped: a limit to raise or a kernel to shrink, not
+    NVRTC refusing the code."""
+
+
+def default_timeout() -> float | None:
+    """The compile deadline: ``$PGSTUDIO_COMPILE_TIMEOUT`` (seconds, or ``none``), else ``COMPILE_TIMEOUT_S``."""
+    text = os.environ.get(TIMEOUT_ENV, "").strip()
+    if not text:
+        return COMPILE_TIMEOUT_S
+    if text.lower() == "none":
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not value > 0 or value == float("inf"):
+        raise CompileError(f"{TIMEOUT_ENV}={text!r}: expected a positive number of seconds, or none")
+    return value
+
+
+def compile_cubin(src: KernelSource, arch: str | None = None, *, options: tuple[str, ...] = (),
+                  timeout_s: float | None | str = "default") -> Cubin:
+    """Compile ``src`` for ``arch`` (default: the source's) and check the image's target.
+
+    NVRTC runs in a child process killed after ``timeout_s`` seconds ("default":
+    ``default_timeout()``; None: in this process, without a deadline)."""
+    _nvrtc()  # a clear GpuUnavailable when the wheels are missing
     arch = arch or src.arch
+    if timeout_s == "default":
+        timeout_s = default_timeout()
+    if timeout_s is not None and not (isinstance(timeout_s, (int, float)) and 0 < timeout_s < float("inf")):
+        raise CompileError(f"compile_cubin(timeout_s={timeout_s!r}): expected a positive number of seconds, or None")
+    opts = list(dict.fromkeys([f"-arch={arch}", *BASE_OPTIONS, *src.options, *options]))
     t0 = time.perf_counter()
+    name = f"{src.entry}.cu"
+    if timeout_s is None:
+        try:
+            out = _nvrtc_child.nvrtc_compile(src.code, name, opts)
+        except _nvrtc_child.Unusable as exc:
+            raise GpuUnavailable(f"NVRTC is not usable here: {exc}") from exc
+    else:
+        out = _in_child(src, arch, name, opts, float(timeout_s))
+    if not out["ok"]:
+        raise CompileError(f"NVRTC rejected the kernel of design {src.design!r} for {arch}: {_explain(src, out['log'])}",
+                           out["log"])
+    check_target(out["ptx"].decode(errors="replace"), out["cubin"], arch)
+    return Cubin(src.key if arch == src.arch else f"{src.key}-{arch}", arch, out["cubin"], out["log"],
+                 time.perf_counter() - t0)
+
+
+def _in_child(src: KernelSource, arch: str, name: str, opts: list[str], timeout_s: float) -> dict:
+    """``_nvrtc_child.nvrtc_compile`` in a child process, killed once ``timeout_s`` passed."""
+    job = pickle.dumps({"code": src.code, "name": name, "options": opts})
+    # -P: the script's folder (runtime/, with a trace.py) is not put first on the child's sys.path
+    proc = subprocess.Popen([sys.executable, "-P", _nvrtc_child.__file__], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
-        prog = _check(nvrtc, nvrtc.nvrtcCreateProgram(src.code.encode(), f"{src.entry}.cu".encode(), 0, [], []),
-                      "create program")
-    except RuntimeError as exc:  # the wheel is there but its library is not
-        raise GpuUnavailable(f"NVRTC is not usable here: {exc}") from exc
-    opts = [f"-arch={arch}", *BASE_OPTIONS, *src.options, *options]
-    opts = list(dict.fromkeys(opts))
-    try:
-        (err,) = nvrtc.nvrtcCompileProgram(prog, len(opts), [o.encode() for o in opts])
-        size = _check(nvrtc, nvrtc.nvrtcGetProgramLogSize(prog), "log size")
-        buf = _out_buffer(size)
-        _check(nvrtc, nvrtc.nvrtcGetProgramLog(prog, buf), "log")
-        log = buf[:size].rstrip(b"\0 ").decode(errors="replace")
-        if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
-            raise CompileError(f"NVRTC rejected the kernel of design {src.design!r} for {arch}: {_explain(src, log)}",
-                               log)
-        size = _check(nvrtc, nvrtc.nvrtcGetCUBINSize(prog), "cubin size")
-        cubin = _out_buffer(size)
-        _check(nvrtc, nvrtc.nvrtcGetCUBIN(prog, cubin), "cubin")
-        cubin = cubin[:size]
-        size = _check(nvrtc, nvrtc.nvrtcGetPTXSize(prog), "ptx size")
-        ptx = _out_buffer(size)
-        _check(nvrtc, nvrtc.nvrtcGetPTX(prog, ptx), "ptx")
-        ptx = ptx[:size]
-    finally:
-        nvrtc.nvrtcDestroyProgram(prog)
-    check_target(ptx.decode(errors="replace"), cubin, arch)
-    return Cubin(src.key if arch == src.arch else f"{src.key}-{arch}", arch, cubin, log, time.perf_counter() - t0)
-
-
-def _out_buffer(size: int) -> bytes:
-    """A fresh buffer NVRTC may write ``size`` bytes into.
-
-    NVRTC's bindings write into the bytes object they are given.  ``b" " * size`` is CPython's one
-    shared ``b" "`` object when ``size`` is 1 (an empty log is its 1-byte terminator), and NVRTC
-    writing NUL into it turned every ``b" "`` of the process into ``b"\\x00"`` (``" ".encode()``
-    included).  Objects of two or more bytes are never shared, so one byte more keeps the write
-    private; callers slice the ``size`` bytes back."""
-    return bytes(size + 1)
+        data, err = proc.communicate(job, timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        raise CompileTimeout(f"NVRTC ran past the compile deadline of {timeout_s:g} s on the kernel of design "
+                           f"{src.design!r} for {arch} ({len(src.code):,} characters) and was stopped; raise it "
+                           f"(compile_cubin(timeout_s=...), or {TIMEOUT_ENV}) or make the kernel smaller") from None
+    except BaseException:
+        proc.kill()
+        proc.communicate()
+        raise
+    if proc.returncode != 0 or not data:
+        last = (err.decode(errors="replace").strip().splitlines() or ["no output"])[-1]
+        raise CompileError(f"the NVRTC process for design {src.design!r} ({arch}) failed with exit status "
+                           f"{proc.returncode}: {last}")
+    out = pickle.loads(data)
+    if "unusable" in out:
+        raise GpuUnavailable(f"NVRTC is not usable here: {out['unusable']}")
+    return out
 
 
 def check_target(ptx: str, cubin: bytes, arch: str) -> None:
@@ -154,13 +194,14 @@ def check_target_cubin(data: bytes, arch: str) -> None:
         raise CompileError(f"the cubin does not name {arch}; refusing to load a different target")
 
 
-def cubin_for(src: KernelSource) -> Cubin:
-    """The cubin of ``src`` for its arch: from the disk cache when present, else compiled and stored."""
+def cubin_for(src: KernelSource, *, timeout_s: float | None | str = "default") -> Cubin:
+    """The cubin of ``src`` for its arch: from the disk cache when present, else compiled (within
+    ``timeout_s``, as ``compile_cubin``) and stored."""
     path = cubin_path(src)
     if path.is_file():
         data = path.read_bytes()
         return Cubin(src.key, src.arch, data, "", 0.0, cached=True)
-    cub = compile_cubin(src)
+    cub = compile_cubin(src, timeout_s=timeout_s)
     store_cubin(src, cub.data)
     return cub
 
@@ -221,5 +262,6 @@ def clear_memory_cache() -> None:
     _LOADED.clear()
 
 
-__all__ = ["BASE_OPTIONS", "Cubin", "LoadedKernel", "cache_dir", "check_target", "clear_memory_cache",
-           "compile_cubin", "cubin_for", "cubin_path", "forget", "is_loaded", "load", "store_cubin"]
+__all__ = ["BASE_OPTIONS", "COMPILE_TIMEOUT_S", "CompileTimeout", "Cubin", "LoadedKernel", "cache_dir",
+           "check_target", "clear_memory_cache", "compile_cubin", "cubin_for", "cubin_path", "default_timeout",
+           "forget", "is_loaded", "load", "store_cubin"]
