@@ -21,8 +21,10 @@ iterations) and a runaway design near a gigabyte and two minutes.
 
 from __future__ import annotations
 
+import gc
 import math
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from ..errors import DesignError
@@ -118,6 +120,24 @@ class Deadline:
             yield lo, min(lo + size, n)
 
 
+@contextmanager
+def collector_paused():
+    """Python's cycle collector held off while the checker runs.  The checker builds hundreds of
+    thousands of small objects a second, which sets off the collector's full passes; in a process
+    holding a big heap (a notebook kernel after a long session, a test run) one such pass walks
+    every object the process has and can stall the check for a second, past its deadline, in a
+    place no poll can interrupt.  The checker's own structures are acyclic (tuples, frozen
+    dataclasses, dicts of them), so reference counting frees them as before; the collector
+    resumes, as it was, when the check returns."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 #: A deadline that never passes: the default of every step that polls one.
 NEVER = Deadline(None, 0.0)
 
@@ -135,4 +155,5 @@ def _mb(n: int) -> str:
     return f"{n / (1 << 20):,.0f} MB" if n >= 1 << 20 else f"{n:,} B"
 
 
-__all__ = ["Budget", "Deadline", "MAX_MEMORY", "MAX_SECONDS", "MAX_STATES", "NEVER", "OutOfTime", "PROGRAM_BYTES", "program_bytes"]
+__all__ = ["Budget", "Deadline", "collector_paused",
+           "MAX_MEMORY", "MAX_SECONDS", "MAX_STATES", "NEVER", "OutOfTime", "PROGRAM_BYTES", "program_bytes"]

@@ -33,7 +33,7 @@ import time
 from typing import Mapping
 
 from ..model.design import Design
-from .budget import MAX_MEMORY, MAX_SECONDS, MAX_STATES, NEVER, Budget, Deadline, OutOfTime, program_bytes
+from .budget import MAX_MEMORY, MAX_SECONDS, MAX_STATES, NEVER, Budget, Deadline, OutOfTime, collector_paused, program_bytes
 from .guard import on_errors
 from .loops import LoopCounts, executed_steps, shrink
 from .program import Program, unroll
@@ -60,6 +60,13 @@ def check(design: Design, iterations: int | None = 4, *, inner: int | None = 2,
         raise ValueError(f"check(method={method!r}): expected one of {', '.join(METHODS)}")
     budget = Budget(max_states, max_memory, max_seconds)
     deadline = Deadline(max_seconds, t0)  # one for every step below (budget.py)
+    with collector_paused():  # budget.py: no collector pass over the caller's heap past the deadline
+        return _check(design, iterations, inner, loops, method, budget, deadline, minimize, t0)
+
+
+def _check(design: Design, iterations: int | None, inner: int | None, loops: Mapping[str, int] | None, method: str,
+           budget: Budget, deadline: Deadline, minimize: bool, t0: float) -> Verdict:
+    max_states, max_memory = budget.max_states, budget.max_memory
     counts = None
     try:
         with on_errors(design, "the checker"):

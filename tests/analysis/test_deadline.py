@@ -3,6 +3,7 @@ transitions, the reduction's index, the search, cutting the witness down and wri
 polls one deadline from the call, so a check returns soon after ``max_seconds`` with INCOMPLETE
 naming the step it was in (the fuzz corpus's wall times: ``tests/fuzz/test_check_deadline.py``)."""
 
+import gc
 import time
 
 import pytest
@@ -101,3 +102,24 @@ def test_a_witness_past_the_deadline_shows_its_start_a_gap_and_the_violation():
     assert [r.note for r in cut.witness if r.note] == [r.note for r in full.witness if r.note]  # every blocked task
     indices = [r.index for r in cut.witness]
     assert indices == sorted(indices) and len(set(indices)) == len(indices)
+
+
+def test_the_cycle_collector_waits_until_the_check_returns(monkeypatch):
+    """A full pass of Python's cycle collector over a big heap (a long notebook session, a test
+    run) can stall a check for a second where no poll reaches: the checker holds it off while it
+    builds and searches, and puts it back as it was, also when the check stops at its deadline."""
+    import pgstudio.analysis.check as checker
+    seen = []
+
+    def watched_unroll(*args, **kw):
+        seen.append(gc.isenabled())
+        return unroll(*args, **kw)
+    monkeypatch.setattr(checker, "unroll", watched_unroll)
+    v = check(examples.merge_copy(), iterations=None, inner=None, max_seconds=0.2)
+    assert v.cause == "budget" and seen == [False] and gc.isenabled()
+    gc.disable()
+    try:
+        assert check(examples.merge_copy(), iterations=2).status == "SAFE" and not gc.isenabled()
+    finally:
+        gc.enable()
+    assert seen == [False, False]

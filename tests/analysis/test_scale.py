@@ -36,7 +36,10 @@ def _best_cpu_seconds(fn, repeat: int = 5) -> float:
 
 def test_validation_grows_linearly_with_schedule_steps():
     small, large = _unrolled(4096), _unrolled(16384)
-    assert small.validate().ok and large.validate().ok
+    # every rule passes; the CUDA of 4,096 or more unrolled steps would pass NVRTC's source budget,
+    # the one rule left, which runs only on a design nothing else refuses (analysis/build/rules.py)
+    assert small.validate().codes() == large.validate().codes() == ["codegen.source_size"]
+    assert _unrolled(2048).validate().ok
     ratio = _best_cpu_seconds(large.validate) / _best_cpu_seconds(small.validate)
     # 4x the steps: linear is 4x (3.9x measured); the quadratic rule this replaces took 11x
     assert ratio < 8, f"validate() took {ratio:.1f}x as long for 4x the schedule steps"
