@@ -10,52 +10,11 @@ identifier, a negative warp index) raises ``EditError`` with a message for the u
 
 from __future__ import annotations
 
-from .common import (NOT_PIPELINED, DEFAULT_COMPUTE, ASYNC_DEFAULT_THREADS, EditError, unique_name, check_new_name)
-from .fixes import (set_resources, update_problem, set_stage_bytes, retile_gemm, FIX_EDITS, apply_fix)
-from .groups_tasks import (add_group, add_task, attach_schedule, merge_tasks, remove_group, remove_task, set_group,
-                           set_task, use_derived_schedule)
-from .problem import (blank_design, derived_problem, parse_problem, problem_text, rename_design, set_problem,
-                      set_problem_value)
-from .resources import (add_edge, default_group, edges, new_resource, parse_tile, remove_edge, remove_resource,
-                        rename_resource, set_resource, tile_bytes)
+from . import common, fixes, groups_tasks, problem, resources
+from .common import *  # noqa: F403  (each part's __all__ is the package's, listed once)
+from .fixes import *  # noqa: F403
+from .groups_tasks import *  # noqa: F403
+from .problem import *  # noqa: F403
+from .resources import *  # noqa: F403
 
-__all__ = [
-    "NOT_PIPELINED",
-    "DEFAULT_COMPUTE",
-    "ASYNC_DEFAULT_THREADS",
-    "EditError",
-    "unique_name",
-    "check_new_name",
-    "default_group",
-    "new_resource",
-    "rename_resource",
-    "parse_tile",
-    "tile_bytes",
-    "set_resource",
-    "remove_resource",
-    "add_edge",
-    "remove_edge",
-    "edges",
-    "add_group",
-    "set_group",
-    "remove_group",
-    "add_task",
-    "set_task",
-    "merge_tasks",
-    "remove_task",
-    "attach_schedule",
-    "use_derived_schedule",
-    "rename_design",
-    "parse_problem",
-    "problem_text",
-    "set_problem",
-    "derived_problem",
-    "set_problem_value",
-    "blank_design",
-    "set_resources",
-    "update_problem",
-    "set_stage_bytes",
-    "retile_gemm",
-    "FIX_EDITS",
-    "apply_fix",
-]
+__all__ = [*common.__all__, *resources.__all__, *groups_tasks.__all__, *problem.__all__, *fixes.__all__]
