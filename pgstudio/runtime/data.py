@@ -7,6 +7,7 @@ converted by bit arithmetic (round to nearest even, like the kernels' ``cvt.rn``
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from ..model.targets import DTYPE_BYTES
@@ -44,14 +45,29 @@ def from_float32(xp: Any, f: Any, dtype: str) -> Any:
     return xp.where(xp.isnan(f), xp.uint16(BF16_NAN), rounded)
 
 
-def random_float32(xp: Any, n: int, seed: int) -> Any:
+_UNSEEDED: dict[str, Any] = {}
+
+
+def rng(xp: Any, seed: int | None = None) -> Any:
+    """The generator every workload draws its inputs from.  Seeded, the same values on every run;
+    unseeded, fresh values each draw from one generator per process seeded by the OS (on the GPU
+    CuPy's ``RandomState``, built once: setting up its generator states costs milliseconds, more
+    than drawing a workload)."""
+    if xp.__name__ == "numpy":  # a host workload
+        return xp.random.default_rng(seed)
+    if seed is not None:
+        return xp.random.RandomState(seed)
+    if xp.__name__ not in _UNSEEDED:
+        _UNSEEDED[xp.__name__] = xp.random.RandomState(int.from_bytes(os.urandom(4), "little"))
+    return _UNSEEDED[xp.__name__]
+
+
+def random_float32(xp: Any, n: int, seed: int | None) -> Any:
     """``n`` standard-normal float32 values (negative ones too, so max/relu are exercised)."""
-    if xp.__name__ == "numpy":
-        return xp.random.default_rng(seed).standard_normal(n, dtype=xp.float32)
-    return xp.random.RandomState(seed).standard_normal(n, dtype=xp.float32)
+    return rng(xp, seed).standard_normal(n, dtype=xp.float32)
 
 
-def random_input(xp: Any, n: int, dtype: str, seed: int) -> Any:
+def random_input(xp: Any, n: int, dtype: str, seed: int | None) -> Any:
     """Fresh random elements of ``dtype`` (as stored)."""
     f = random_float32(xp, n, seed)
     return f if dtype == "float32" else from_float32(xp, f, dtype)
@@ -69,5 +85,5 @@ def empty(xp: Any, n: int, dtype: str) -> Any:
     return xp.empty(n, dtype=storage_dtype(xp, dtype))
 
 
-__all__ = ["BF16_NAN", "ITEMSIZE", "STORAGE", "empty", "from_float32", "poison", "random_float32", "random_input",
+__all__ = ["BF16_NAN", "ITEMSIZE", "STORAGE", "empty", "from_float32", "poison", "random_float32", "random_input", "rng",
            "storage_dtype", "to_float32"]

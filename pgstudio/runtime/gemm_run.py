@@ -30,6 +30,7 @@ from ..errors import DesignError, KernelHangError
 from ..model.design import Design
 from ..model.resource import Memory
 from ._cupy import cupy, require_gpu
+from . import data
 from .launch import GEMM, Launcher, Workload, gemm_flops
 from .storage import to_bits, to_float32
 from .tensormap import check_map, encode_2d
@@ -137,7 +138,7 @@ class GemmWorkload(Workload):
         info = src.info
         dtype = str(info["dtype"])
         spaces = dict(info["gmem_spaces"])
-        rng = xp.random.default_rng(seed)
+        rng = data.rng(xp, seed)
         arrays, values = {}, {}
         for name in info["inputs"]:
             rows, cols = dims(spaces[name], m, n, k)

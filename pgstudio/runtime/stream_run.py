@@ -9,7 +9,6 @@ record, which ``check_watchdog`` reads back as the barrier that hung.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import Any, Mapping
 
@@ -29,19 +28,6 @@ from .watchdog import raise_if_hung
 
 #: Default watchdog budget per wait (a healthy wait takes microseconds).
 BUDGET_MS = 1000.0
-
-_RNG: list[Any] = []
-
-
-def _rng(cp, seed: int | None):
-    if cp.__name__ == "numpy":  # a host workload
-        return cp.random.default_rng(seed)
-    if seed is not None:
-        return cp.random.RandomState(seed)
-    if not _RNG:
-        _RNG.append(cp.random.RandomState(int.from_bytes(os.urandom(4), "little")))
-    return _RNG[0]
-
 
 @dataclass
 class StreamWorkload(Workload):
@@ -64,7 +50,7 @@ class StreamWorkload(Workload):
         (``xp=numpy``, whose reference and check run on the host by the same rules)."""
         cp = xp if xp is not None else cupy()
         n = element_count(n)
-        rng = _rng(cp, seed)
+        rng = data.rng(cp, seed)
         ins = {}
         for name in input_names(design):
             f = rng.standard_normal(n, dtype=cp.float32)

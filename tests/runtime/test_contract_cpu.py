@@ -245,6 +245,15 @@ def test_fresh_inputs_and_empty_outputs_on_the_host():
     f = data.to_float32(np, a, "bfloat16")
     assert (f < 0).any() and (f > 0).any() and data.random_input(np, 5, "float32", 1).dtype == np.float32
     assert data.empty(np, 7, "float16").dtype == np.float16 and data.empty(np, 7, "bfloat16").shape == (7,)
+    fresh = data.random_input(np, 1000, "float32", None), data.random_input(np, 1000, "float32", None)
+    assert not np.array_equal(*fresh)  # without a seed every draw is new data
+    class Device:  # an array module that is not NumPy: seeded draws repeat, unseeded share one generator
+        __name__, float32 = "cupy", np.float32
+
+        class random:  # CuPy's RandomState draws float32 itself
+            RandomState = staticmethod(np.random.default_rng)
+    assert data.rng(Device, None) is data.rng(Device, None) and data.rng(Device, 5) is not data.rng(Device, 5)
+    assert np.array_equal(data.random_float32(Device, 8, 5), data.random_float32(Device, 8, 5))
 
 
 def test_a_measured_run_reads_as_its_numbers():
