@@ -10,6 +10,8 @@ from ..model.resource import Memory, Resource
 from ..model.targets import SMEM_CAPACITY
 from .layout import BARRIER_BYTES, DATA_ALIGN, BarrierLayout, _align, barrier_layout
 
+__all__ = ["BarrierAllocator", "SmemAllocator"]
+
 
 class BarrierAllocator:
     """Owns mbarrier storage: groups and ungrouped resources get consecutive slots."""

@@ -26,6 +26,8 @@ from ..model.derive import is_derived
 from ..model.design import Design
 from ..model.diagnostic import Diagnostic
 
+__all__ = ["order_by_cause", "consequences"]
+
 #: The stages of the rule table, by code prefix: a finding can follow only from an earlier stage.
 SCHEDULE, CODEGEN = "schedule.", "codegen."
 

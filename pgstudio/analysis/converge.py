@@ -30,6 +30,8 @@ from ..model.diagnostic import Diagnostic, Fix, fix
 from .diagnostics import Report
 from .validate import validate
 
+__all__ = ["revert_fixes", "changed_fields", "Trial", "offered"]
+
 #: The resource fields a revert compares, as ``set_resource`` takes them, and how to read each.
 _RESOURCE_FIELDS = {
     "memory": lambda r: r.memory.value,

@@ -30,6 +30,25 @@ from .expr import compute_exprs
 from .layout import barrier_layout, smem_layout
 from .count_rules import _rederive, _side_tasks, rule_arrive_counts, rule_loops, rule_phase_leads, rule_release_order, rule_trip_counts
 
+__all__ = [
+    "Rule",
+    "RuleSpec",
+    "rule_names",
+    "rule_targets",
+    "rule_problem_counts",
+    "rule_resources",
+    "rule_groups",
+    "rule_tasks",
+    "rule_schedules",
+    "rule_endpoints",
+    "rule_collapsed_task",
+    "rule_graph",
+    "rule_compute",
+    "rule_smem",
+    "rule_aliasing",
+    "RULES",
+]
+
 Rule = Callable[[Design], Iterator[Diagnostic]]
 
 

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from statistics import median
 from typing import Iterable
 
+__all__ = ["WORK", "SYNC", "BLOCKED", "ARRIVE", "PHASE_FLIP", "KINDS", "Event", "Timeline"]
+
 #: Event kinds.
 WORK, SYNC, BLOCKED, ARRIVE, PHASE_FLIP = "work", "sync", "blocked", "arrive", "phase_flip"
 KINDS = (WORK, SYNC, BLOCKED, ARRIVE, PHASE_FLIP)

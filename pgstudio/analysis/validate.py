@@ -16,6 +16,8 @@ from .check import check
 from .diagnostics import Report
 from .rules import RULES
 
+__all__ = ["diagnostics", "validate", "require_valid"]
+
 
 def diagnostics(design: Design) -> list[Diagnostic]:
     out: list[Diagnostic] = []

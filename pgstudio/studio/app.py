@@ -45,6 +45,8 @@ from ._task_editor import TaskEditor
 from ._ui import CSS, button
 from ._views import ViewPanes
 
+__all__ = ["Studio"]
+
 #: Seconds of quiet after an edit before the panes are redrawn (inside a running kernel).
 DEBOUNCE_S = 0.15
 

@@ -22,6 +22,8 @@ from .gemm_limits import (B_MAJORS, BN_MULTIPLE, BOOKKEEPING_REGS, CHUNK_ELEMS, 
                           PROBLEM_KEYS, REGS_PER_SM, SM90_ROWS_PER_WARPGROUP, SM100_BM, SPACES, SWIZZLE_BYTES, TILE_LOOP,
                           TMEM_COLUMNS, UNIT_BYTES, launch_registers, panel_bytes, warpgroup_grid)
 
+__all__ = ["option_error", "Checks"]
+
 
 def _acc_per_thread(bm: int, bn: int, n_wg: int) -> int:
     """fp32 accumulators each thread of ``n_wg`` sm_90a MMA warpgroups holds for a BM x BN block

@@ -17,6 +17,41 @@ from __future__ import annotations
 
 from ...model.targets import dtype_bytes
 
+__all__ = [
+    "OPERAND_DTYPES",
+    "OUTPUT_DTYPES",
+    "MN_MAJOR_DTYPES",
+    "SWIZZLE_BYTES",
+    "PANEL_BYTES",
+    "KSTEP_BYTES",
+    "BN_MULTIPLE",
+    "MAX_BN",
+    "SM90_ROWS_PER_WARPGROUP",
+    "SM100_BM",
+    "MAX_ACC_PER_THREAD",
+    "REGS_PER_SM",
+    "MAX_REGS_PER_THREAD",
+    "BOOKKEEPING_REGS",
+    "MAX_BOX_ROWS",
+    "TMEM_COLUMNS",
+    "CHUNK_ELEMS",
+    "UNIT_BYTES",
+    "TILE_LOOP",
+    "K_LOOP",
+    "B_MAJORS",
+    "MAX_SPLIT_K",
+    "TASK_BAR_BASE",
+    "MAX_TMA_STORE_TASKS",
+    "CLUSTER_SHAPES",
+    "CLUSTER_ARCHES",
+    "SWIZZLE_ROWS",
+    "SPACES",
+    "PROBLEM_KEYS",
+    "panel_bytes",
+    "launch_registers",
+    "warpgroup_grid",
+]
+
 #: Operand element types the tensor-core path takes (wgmma / tcgen05.mma kind::f16, and tf32).
 OPERAND_DTYPES: tuple[str, ...] = ("float16", "bfloat16", "float32")
 #: Output element types the epilogue writes, per operand type (16-bit pairs, or float32).

@@ -13,6 +13,8 @@ from typing import Generic, Iterable, TypeVar
 from ...errors import DesignError
 from ...model.diagnostic import Diagnostic
 
+__all__ = ["design_error", "Planned"]
+
 P = TypeVar("P")
 
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 from ..ptx import MBARRIER, TYPES
 from .scheduler import GROUP_M, TILE_ORDER
 
+__all__ = ["DIAG_WORDS", "STATUS", "SETMAXNREG", "setmaxnreg", "prelude"]
+
 DIAG_WORDS = 16
 STATUS = {1: "a barrier wait timed out", 2: "dynamic shared memory is not 1024-byte aligned",
           3: "the kernel was built for another architecture than the GPU runs"}

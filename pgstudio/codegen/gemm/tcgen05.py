@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from ...analysis.build.gemm_limits import TMEM_COLUMNS
 
+__all__ = ["GUARD", "KIND", "SWIZZLE_MODE", "helpers", "instr_desc", "tmem_columns"]
+
 GUARD = "defined(__CUDA_ARCH_FEAT_SM100_ALL)"
 #: UMMA instruction-descriptor operand formats (kind::f16: f16 0, bf16 1; kind::tf32: tf32 2).
 AB_FORMAT = {"float16": 0, "bfloat16": 1, "float32": 2}

@@ -24,6 +24,8 @@ from __future__ import annotations
 
 from ...analysis.build.gemm_limits import MAX_BN as MAX_N
 
+__all__ = ["SWIZZLE_MODE", "GUARD", "helpers", "mma_function", "fragment"]
+
 #: wgmma operand type names by pgstudio dtype (float32 operands run as tf32).
 AB_TYPE = {"float16": "f16", "bfloat16": "bf16", "float32": "tf32"}
 #: K of one wgmma by operand type: 32 bytes of each row.
