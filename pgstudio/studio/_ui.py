@@ -102,12 +102,6 @@ def set_options(select: Any, options: list, value: Any = None) -> None:
         select.value = value
 
 
-def scrub(text: str) -> str:
-    """Plain text for an HTML attribute or label."""
-    from html import escape
-    return escape(str(text), quote=True)
-
-
 def option_values(select: Any) -> list:
     """The values of a selection widget's options (given as values or as (label, value) pairs)."""
     return [o[1] if isinstance(o, tuple) and len(o) == 2 else o for o in select.options]

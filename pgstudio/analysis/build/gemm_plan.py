@@ -27,8 +27,8 @@ from ..barrier_layout import BarrierLayout
 from ..cluster import cluster_of
 from ..smem_layout import Staging, smem_layout
 from .gemm_checks import Checks, option_error
-from .gemm_limits import (B_MAJORS, BOOKKEEPING_REGS, MAX_TMA_STORE_TASKS, SPACES, TASK_BAR_BASE, launch_registers,
-                          panel_bytes, warpgroup_grid)
+from .gemm_limits import (B_MAJORS, BOOKKEEPING_REGS, KSTEP_BYTES, MAX_TMA_STORE_TASKS, SPACES, TASK_BAR_BASE,
+                          launch_registers, panel_bytes, warpgroup_grid)
 from .planned import Planned
 from .registers import RegisterLayout, check_registers, register_layout
 from .steps import check_async_ops, check_step_targets, check_tasks_scheduled
@@ -149,8 +149,8 @@ class GemmPlan:
 
     @property
     def k_steps(self) -> int:
-        """MMA instructions per k tile: 32 bytes of K each (k16 of fp16 / bf16, k8 of tf32)."""
-        return self.bk * self.esz // 32
+        """MMA instructions per k tile: ``KSTEP_BYTES`` of K each (k16 of fp16 / bf16, k8 of tf32)."""
+        return self.bk * self.esz // KSTEP_BYTES
 
     @property
     def tensor_map_for(self) -> dict[tuple[str, int, int], TensorMap]:

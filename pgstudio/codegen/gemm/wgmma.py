@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from ...analysis.build.gemm_limits import MAX_BN as MAX_N
 
-__all__ = ["SWIZZLE_MODE", "GUARD", "helpers", "mma_function", "fragment"]
+__all__ = ["SWIZZLE_MODE", "GUARD", "helpers", "mma_function"]
 
 #: wgmma operand type names by pgstudio dtype (float32 operands run as tf32).
 AB_TYPE = {"float16": "f16", "bfloat16": "bf16", "float32": "tf32"}
@@ -81,9 +81,3 @@ def mma_function(n: int, dtype: str, trans_b: int) -> tuple[str, str]:
             f'    : "l"(da), "l"(db), "r"(scale_d) : "memory");\n'
             f"}}\n#endif\n")
     return name, text
-
-
-def fragment(i: str, warp: str = "wl", lane: str = "lane") -> tuple[str, str]:
-    """C expressions (row, col) of accumulator register ``i`` within a warpgroup's m64 block."""
-    return (f"(16 * {warp} + ({lane} >> 2) + 8 * ((({i}) >> 1) & 1))",
-            f"(8 * (({i}) >> 2) + 2 * ({lane} & 3) + (({i}) & 1))")
