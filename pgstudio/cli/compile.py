@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 
+from ..analysis.validate import validate
 from ..codegen.kernel import emit
 from ..errors import CompileError
 from ..model.targets import ARCHES
@@ -48,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
             except CompileTimeout:
                 raise  # stopped at the deadline ($PGSTUDIO_COMPILE_TIMEOUT): one line, not a bug report
             except CompileError as exc:
-                if args.no_validate and not design.with_targets(arch).validate().ok:
+                if args.no_validate and not validate(design.with_targets(arch)).ok:
                     raise  # a design with errors, compiled on request: NVRTC's refusal is the user's to fix
                 raise GeneratedCodeRejected(f"NVRTC rejected the kernel of design {design.name!r}, which validates "
                                             f"for {arch}: {exc}") from exc

@@ -15,6 +15,7 @@ from .. import examples
 from ..analysis.check import check
 from ..analysis.layout import barrier_layout, smem_layout
 from ..analysis.simulate import simulate
+from ..analysis.validate import validate
 from ..codegen.kernel import emit
 from ..errors import GpuUnavailable
 from ..explore.bench import tuned_benchmark
@@ -41,7 +42,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def analyse(name: str, design: Design, out: Path) -> bool:
     """Print what pgstudio knows about one design and write its JSON; True when it is valid."""
     twin = examples.ungrouped(design)
-    report = design.validate()
+    report = validate(design)
     layout, twin_layout = barrier_layout(design), barrier_layout(twin)
     print(f"=== {name}: {design.summary()}")
     print(report)

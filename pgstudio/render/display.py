@@ -21,6 +21,7 @@ from typing import Any, Callable
 
 from ..analysis.layout import barrier_layout, smem_layout
 from ..analysis.timeline import Timeline
+from ..analysis.validate import validate
 from ..analysis.verdict import INCOMPLETE, SAFE, UNSAFE
 from ..model.text import visible
 
@@ -84,7 +85,7 @@ def _status_html(report: Any) -> str:
 
 
 def design_bundle(design: Any) -> dict[str, str]:
-    report = design.validate()
+    report = validate(design)
     try:
         layout_text, smem_text = barrier_layout(design).table(), smem_layout(design).report()
     except Exception as exc:  # a broken design still displays; its diagnostics say why

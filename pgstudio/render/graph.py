@@ -24,6 +24,7 @@ import re
 from html import escape as _html_escape
 from typing import Any
 
+from ..analysis.validate import validate
 from ..model.text import visible
 from . import style
 from ._graphviz import select
@@ -57,7 +58,7 @@ def _node_id(kind: str, name: str) -> str:
 def _diagnostics(design: Any, report: Any) -> tuple[Any, list]:
     """(report-ish, diagnostics): validate when no report was passed."""
     if report is None:
-        report = design.validate()
+        report = validate(design)
     diags = list(getattr(report, "diagnostics", report) or ())
     return report, diags
 

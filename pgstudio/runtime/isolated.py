@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from ..analysis.validate import validate
 from ..errors import GpuUnavailable, KernelFault
 from ..model.design import Design
 from .executor import Failure, Job, get_executor
@@ -32,7 +33,7 @@ def _design_job(fn: Callable[..., Any], design_json: str, kwargs: dict, executor
 def likely_cause(design: Design, failure: Failure) -> str:
     """Why a kernel of ``design`` probably failed, in words (see the module docstring)."""
     try:
-        errors = list(design.validate().errors)
+        errors = list(validate(design).errors)
     except Exception:  # noqa: BLE001 - a design too broken to validate says so elsewhere
         errors = []
     if errors:
