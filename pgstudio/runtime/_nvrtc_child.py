@@ -41,8 +41,8 @@ def nvrtc_compile(code: str, name: str, options: list[str]) -> dict:
 
     def check(result, what: str):
         err, *rest = result
-        if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
-            raise RuntimeError(f"NVRTC {what} failed: {err}")
+        if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:  # an IntEnum: its str() is the bare number
+            raise RuntimeError(f"NVRTC {what} failed: {getattr(err, 'name', err)}")
         return rest[0] if len(rest) == 1 else rest
 
     def read(size_call, get_call, what: str) -> bytes:

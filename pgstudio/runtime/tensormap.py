@@ -17,6 +17,7 @@ from __future__ import annotations
 import ctypes
 
 from ..errors import DesignError, GpuUnavailable
+from ._cupy import WITHOUT_GPU
 
 #: Elements of one full box row: 128 bytes of 16-bit elements.
 BOX_COLS = 64
@@ -73,7 +74,11 @@ def encode_2d(ptr: int, rows: int, cols: int, box_rows: int, dtype: str, name: s
     boxes with ``swizzle``-byte swizzle (box_cols x element size bytes) and zero fill."""
     check_map(rows, cols, box_rows, dtype, name, box_cols=box_cols, swizzle=swizzle, ptr=ptr)
     cu = _driver()
-    cu.cuInit(0)
+    try:
+        cu.cuInit(0)
+    except RuntimeError as exc:  # the bindings load libcuda on their first call: no driver, no map
+        raise GpuUnavailable(f"tensor {name!r}: TMA maps are encoded by the NVIDIA driver, which does not load here "
+                             f"({exc}); {WITHOUT_GPU}") from exc
     u64, u32 = cu.cuuint64_t, cu.cuuint32_t
     err, tmap = cu.cuTensorMapEncodeTiled(
         getattr(cu.CUtensorMapDataType, _DTYPE_ENUM[dtype]), u32(2), ptr,
@@ -87,7 +92,7 @@ def encode_2d(ptr: int, rows: int, cols: int, box_rows: int, dtype: str, name: s
         cu.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE)
     if err != cu.CUresult.CUDA_SUCCESS:
         raise DesignError(f"cuTensorMapEncodeTiled failed for tensor {name!r} ({rows} x {cols} {dtype}, box "
-                          f"{box_rows} x {box_cols}): {err}", code="tma.encode")
+                          f"{box_rows} x {box_cols}): {getattr(err, 'name', err)}", code="tma.encode")
     desc = TmaDesc()
     for i, word in enumerate(tmap.opaque):
         desc.opaque[i] = int(word)
