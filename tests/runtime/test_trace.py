@@ -231,3 +231,25 @@ def test_a_trace_says_what_it_holds_and_refuses_what_it_cannot_show(merge_src, t
         empty.timeline()
     with pytest.raises(PgStudioError, match="whole 32-bit words; got 7 bytes"):
         decode(merge_src, b"\0" * 7)
+
+
+def test_a_stamp_at_a_site_the_step_table_lacks_is_still_a_step(merge_src):
+    """A site past the table (a buffer from another build of the design) is drawn as a plain
+    sync step named by its number, in its lane and at its time, never dropped or a crash."""
+    buf = Buffer(merge_src)
+    buf.lane(0, 0, 1000, 0, [(1, 0, 0, 10, 20), (9, 1, 0, 40, 10)])  # load_a's table has 4 sites
+    tl = decode(merge_src, buf.bytes()).timeline(0)
+    odd = [e for e in tl.events if e.op == "site 9"]
+    assert len(odd) == 1 and odd[0].kind == SYNC and odd[0].task == "load_a" and odd[0].iteration == 0
+    assert odd[0].duration == pytest.approx(10.0) and odd[0].warps == (0, 1)
+
+
+def test_the_chrome_trace_draws_only_the_lanes_of_its_timeline():
+    from pgstudio.analysis.timeline import Event, Timeline
+    tl = Timeline("d", (Event("load", "load", WORK, 0.0, 10.0), Event("ghost", "load", WORK, 0.0, 10.0),
+                        Event("load", "arrive", ARRIVE, 10.0, 10.0, barrier="full")), (("load", 0, 1),))
+    doc = chrome_trace(tl)
+    steps = [e for e in doc["traceEvents"] if e["ph"] != "M"]
+    assert [(e["tid"], e["name"], e["ph"]) for e in steps] == [(0, "load", "X"), (0, "arrive full", "i")]
+    assert doc["otherData"] == {"design": "d", "source": "simulated", "generator": "pgstudio"}
+    assert chrome_trace([])["traceEvents"] == [] and chrome_trace([])["otherData"]["design"] == ""
