@@ -252,10 +252,24 @@ def fit(widget: Any) -> None:
     widget.layout.autosize = True
 
 
+def fit_when_drawn(widget: Any) -> None:
+    """``fit`` ``widget`` once its view has drawn it (the view's first report of its traces, which
+    it sends when its first plot is drawn; its layout report does not reach Python).  A widget
+    is best made with its data: Plotly's widget view loses the traces that reach it while its
+    first plot is still being drawn (an empty plot, seen on a loaded machine), so data sent into
+    an empty widget just put on the page can vanish; and a view drawn before it was on the page
+    has Plotly's default 700 px until it is fitted."""
+    def drawn(change: Any) -> None:
+        if change["new"]:
+            widget.unobserve(drawn, names="_js2py_traceDeltas")
+            fit(widget)
+    widget.observe(drawn, names="_js2py_traceDeltas")
+
+
 def to_html(fig: Any) -> str:
     """A self-contained HTML page of ``fig``: the Plotly library inlined, no CDN at view time."""
     return fig.to_html(include_plotlyjs=True, full_html=True)
 
 
-__all__ = ["barrier_plot", "barrier_spec", "event_text", "figure_widget", "lane_label", "replace_figure", "slot_text",
-           "timeline_plot", "timeline_spec", "to_html"]
+__all__ = ["barrier_plot", "barrier_spec", "event_text", "figure_widget", "fit", "fit_when_drawn", "lane_label",
+           "replace_figure", "slot_text", "timeline_plot", "timeline_spec", "to_html"]

@@ -37,7 +37,9 @@ class DesignEditor:
         self._rename, self._set_value, self._open_template = rename, set_problem_value, open_template
         self._derive_all, self._ungroup = derive_all, ungroup
         self.sync = Sync()
-        self.template = W.Dropdown(options=list(examples.TEMPLATES), layout=W.Layout(width="280px"))
+        # the menu takes what the row leaves beside its label and button (a narrow pane shrinks it)
+        self.template = W.Dropdown(options=list(examples.TEMPLATES),
+                                   layout=W.Layout(width="auto", flex="1 1 280px", min_width="120px", max_width="280px"))
         self.template.add_class("pg-template")
         self.new = button("New design", self._new, icon="file", tip="replace the design (undo brings it back)")
         self.name = W.Text(continuous_update=False, layout=W.Layout(width="220px"))
@@ -53,8 +55,9 @@ class DesignEditor:
         self.sync.on(self.name, self._rename)
         self.widget = W.VBox([
             section("New design"),
-            row("template", self.template, self.new,
-                tip="streaming Merge / Fork / FusedMerge, GEMM designs, or an empty design"),
+            # the menu has the row to itself so that a template's whole name shows in a narrow pane
+            row("template", self.template, tip="streaming Merge / Fork / FusedMerge, GEMM designs, or an empty design"),
+            row("", self.new),
             section("Design"),
             row("name", self.name),
             W.HTML("<div class='pg-note'>Problem shape: what the schedules' loops and the code generators read; "

@@ -20,6 +20,19 @@ from ._snapshot import Unavailable
 from ._ui import button
 
 
+#: Where the panes put a figure's legend: a row at the top of the figure, left-aligned, which
+#: Plotly makes room for as it wraps in a narrow pane.  Below the plot (the pictures' own place,
+#: a fixed fraction under the axis) a wrapped legend ran over the x axis title; anchored to the
+#: plot's top (``yref="paper"``) it stayed where a narrower pane had put it when the pane widened,
+#: over the first lanes.  Anchored to the figure's own top (``yref="container"``) it does not move.
+LEGEND = {"orientation": "h", "x": 0, "xanchor": "left", "y": 1, "yanchor": "top", "yref": "container"}
+
+
+def legend_on_top(spec: dict) -> dict:
+    """``spec`` with its legend at the top of the figure (``LEGEND``)."""
+    return {**spec, "layout": {**spec["layout"], "legend": dict(LEGEND)}}
+
+
 class _FigurePane:
     """What the timeline and barrier panes share: a head, the figure widget, the details of a click."""
 
@@ -28,34 +41,31 @@ class _FigurePane:
         self.head = W.HTML()
         # a column, so the figure is as wide as the pane
         self.holder = W.VBox(layout=W.Layout(width="100%"))
-        self.figure: Any = self._empty_figure()
+        self.figure: Any = None  # made at the first draw, with its data (``_show``)
         self.details = W.HTML()
         self.details.add_class("pg-details")
         self.snapshot: Any = None
         self.link: Link | None = None
 
-    def _empty_figure(self) -> Any:
-        """The figure widget, made with the pane and empty until the first draw, which swaps in the
-        data and sizes the plot to the pane (``replace_figure``): a widget made at that draw would
-        not be on the page yet when asked to fit it, and would stay at Plotly's default 700 px."""
-        try:
-            from ..render.interactive import figure_widget
-        except ImportError:  # no Plotly: the first draw says what to install
-            return None
-        figure = figure_widget({"data": [], "layout": {"autosize": True, "height": 120}})
-        self.holder.children = (figure,)
-        return figure
-
     def _show(self, fig: Any) -> None:
-        from ..render.interactive import figure_widget, replace_figure
+        from ..render.interactive import figure_widget, fit_when_drawn, replace_figure
 
-        if self.figure is None:
+        if self.figure is None:  # its data goes with it: nothing is sent to a view still drawing
             self.figure = figure_widget(fig)
+            fit_when_drawn(self.figure)
             self.holder.children = (self.figure,)
         else:
             replace_figure(self.figure, fig)
         for trace in self.figure.data:
             trace.on_click(self._clicked)
+
+    def fit(self) -> None:
+        """Size the figure to the pane again: Plotly follows the window only while its pane is on
+        screen, so a pane shown after the window changed would keep the width it had."""
+        from ..render.interactive import fit
+
+        if self.figure is not None:
+            fit(self.figure)
 
     def _clicked(self, trace: Any, points: Any, _selector: Any) -> None:
         if points.point_inds:
@@ -111,7 +121,7 @@ class TimelinePane(_FigurePane):
                            "click a step to see it in the schedule, the graph and the CUDA source</div>")
         self.holder.layout.display = None
         self.export.disabled = False
-        self._show(timeline_spec(self.timeline, title=False))  # the head above says what it is
+        self._show(legend_on_top(timeline_spec(self.timeline, title=False)))  # the head above says what it is
 
     def select(self, index: int) -> None:
         """What a click on event ``index`` of the timeline does."""
@@ -154,7 +164,7 @@ class BarrierPane(_FigurePane):
             if not snapshot.layout.num_barriers:
                 raise Unavailable("no barriers yet: every stage of a pipelined resource (a resource with a "
                                   "pipeline type and stages) gets a full and an empty barrier")
-            fig = barrier_spec(snapshot.layout, snapshot.smem, title=False)
+            fig = legend_on_top(barrier_spec(snapshot.layout, snapshot.smem, title=False))
         except Exception as exc:
             self.holder.layout.display = "none"
             self.details.value = snapshot.unavailable_html(exc)

@@ -17,14 +17,18 @@ class FileBar:
         """``current()``: the design (for the default file name); ``save(path)`` / ``load(path)`` /
         ``load_bytes(data, name)``: the file edits."""
         self.current, self._save_to, self._load_from, self._load_bytes = current, save, load, load_bytes
-        self.path = W.Text(placeholder="my_design.json", layout=W.Layout(width="260px"),
+        self.path = W.Text(placeholder="my_design.json", layout=W.Layout(width="auto", flex="1 1 220px", min_width="160px",
+                                                                          max_width="260px"),
                            description="file", style={"description_width": "30px"})
         self.save = button("Save", self._save, icon="save", tip="write the design as JSON to this file")
         self.load = button("Load", self._load, icon="folder-open", tip="read a design JSON file (undo brings the old one back)")
         self.upload = W.FileUpload(accept=".json", multiple=False, description="Upload JSON",
                                    layout=W.Layout(width="auto"))
         self.upload.observe(self._uploaded, names="value")
-        self.widget = W.HBox([self.path, self.save, self.load, self.upload], layout=W.Layout(align_items="center"))
+        # wraps in a narrow pane rather than cutting off its last buttons
+        self.widget = W.HBox([self.path, self.save, self.load, self.upload],
+                             layout=W.Layout(align_items="center", flex_flow="row wrap"))
+        self.widget.add_class("pg-file-bar")
 
     def _save(self) -> None:
         self._save_to(self.path.value or f"{self.current().name}.json")

@@ -64,6 +64,29 @@ def svg_block(svg: str, *, inline: bool = False, alt: str = "") -> str:
     return f"<div class='pg-fig'><img alt='{escape(alt)}' src='data:image/svg+xml;base64,{data}'></div>"
 
 
+#: The smallest text a picture of the studio may show, in screen pixels.
+LEGIBLE_PX = 10.0
+
+
+def legible(svg: str, min_px: float = LEGIBLE_PX) -> str:
+    """A Graphviz SVG that is never drawn narrower than its smallest text allows: the pane's
+    ``max-width: 100%`` scales a wide graph down with its text (9-unit labels came out at 7 px
+    in a narrow pane), so the root gets a ``min-width`` at which that text is ``min_px`` pixels
+    high; a narrower pane scrolls the picture sideways instead of shrinking it."""
+    import re
+
+    root = re.search(r"<svg\b[^>]*>", svg)
+    box = re.search(r'viewBox="\s*[-\d.]+\s+[-\d.]+\s+([\d.]+)\s+[\d.]+\s*"', root.group(0)) if root else None
+    sizes = [float(x) for x in re.findall(r'font-size="([\d.]+)"', svg) if float(x) > 0]
+    if root is None or box is None or not sizes:
+        return svg
+    width = float(box.group(1)) * min_px / min(sizes)
+    tag = root.group(0)
+    styled = (tag.replace('style="', f'style="min-width: {width:.0f}px; ', 1) if 'style="' in tag
+              else tag[:-1] + f' style="min-width: {width:.0f}px">')
+    return svg[:root.start()] + styled + svg[root.end():]
+
+
 def pre(text: str, cls: str = "pg-pre") -> str:
     return f"<pre class='{cls}'>{escape(text)}</pre>"
 
@@ -171,7 +194,7 @@ class Snapshot:
     def graph_html(self, highlight: str | None = None) -> str:
         def build() -> str:
             pending = self._graphs.pop(highlight, None)
-            return svg_block(pending.result() if pending else self._graph_svg(highlight), inline=True)
+            return svg_block(legible(pending.result() if pending else self._graph_svg(highlight)), inline=True)
         return guarded(build)
 
     @cached_property

@@ -86,11 +86,16 @@ class SweepPane:
         self.note = W.HTML("<span class='pg-note'>each valid variant is compiled, then verified before it is "
                            "timed</span>")
         self.results = W.HTML()
-        self.widget = W.VBox([W.HBox([self.stages, self.tiles, self.defaults]), W.HBox(list(self.groupings.values())),
-                              W.HBox([self.executor, self.compile_only, self.results_file, self.load_button],
-                                     layout=W.Layout(align_items="center")),
-                              W.HBox([self.button, self.progress, self.note], layout=W.Layout(align_items="center")),
-                              self.results])
+        def line(*children: Any) -> W.HBox:  # wraps in a narrow pane rather than cutting off its end
+            return W.HBox(list(children), layout=W.Layout(align_items="center", flex_flow="row wrap"))
+
+        self.widget = W.VBox([line(self.stages, self.tiles, self.defaults), line(*self.groupings.values()),
+                              line(self.executor, self.compile_only, self.results_file, self.load_button),
+                              line(self.button, self.progress, self.note), self.results])
+        for widget, cls in ((self.widget, "pg-sweep"), (self.stages, "pg-sweep-stages"), (self.tiles, "pg-sweep-tiles"),
+                            (self.defaults, "pg-sweep-defaults"), (self.executor, "pg-sweep-executor"),
+                            (self.results, "pg-sweep-results")):
+            widget.add_class(cls)
         self.last: Any = None
 
     def fill_defaults(self) -> None:

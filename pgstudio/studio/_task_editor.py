@@ -52,7 +52,8 @@ class TaskEditor(ListEditor):
         s.on(self.num_warps, lambda v: self._change(self.selected, num_warps=v))
         s.on(self.src, lambda v: self._change(self.selected, src=list(v)))
         s.on(self.dst, lambda v: self._change(self.selected, dst=list(v)))
-        for widget, cls in ((self.list, "pg-task-list"), (self.src, "pg-task-src"), (self.dst, "pg-task-dst")):
+        for widget, cls in ((self.list, "pg-task-list"), (self.warp_idx, "pg-task-warp"), (self.num_warps, "pg-task-num-warps"),
+                            (self.src, "pg-task-src"), (self.dst, "pg-task-dst")):
             widget.add_class(cls)
         self.form = W.VBox([
             row("name", self.name),

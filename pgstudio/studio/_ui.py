@@ -23,7 +23,8 @@ CSS = """
                     margin: 4px 0; border-radius: 4px; }
 .pg-studio .pg-counts { font-weight: 600; color: #2C3E50; margin: 4px 0; }
 .pg-studio .pg-note { color: #7F8C8D; font-size: 12px; }
-.pg-studio .pg-fig { overflow: auto; max-height: 640px; }
+.pg-studio .widget-html > .widget-html-content { min-width: 0; }  /* a wide picture scrolls in its frame */
+.pg-studio .pg-fig { overflow: auto; max-height: 640px; max-width: 100%; }
 .pg-studio .pg-fig svg, .pg-studio .pg-fig img { max-width: 100%; height: auto; }
 .pg-studio .pg-fig svg text { font-family: Helvetica, Arial, "Liberation Sans", "DejaVu Sans Condensed", sans-serif; }
 .pg-studio .lm-TabBar-tab { flex: 0 0 auto !important; min-width: 50px; max-width: none !important; }
@@ -31,8 +32,9 @@ CSS = """
 .pg-studio .widget-toggle-button, .pg-studio .jupyter-button { overflow: visible; text-overflow: clip; }
 .pg-studio .pg-group-mode .widget-toggle-button { width: auto !important; padding: 0 12px; }
 .pg-studio .pg-main { display: flex; flex-flow: row wrap; gap: 12px; align-items: flex-start; }
-.pg-studio .pg-left { flex: 0 1 460px; min-width: 380px; }
-.pg-studio .pg-right { flex: 1 1 560px; min-width: 0; }
+.pg-studio .lm-TabBar-content { flex-wrap: wrap; }  /* tabs of a narrow pane take a second row */
+.pg-studio .pg-sweep-results table { width: 100%; font-size: 12px; }
+.pg-studio .pg-sweep-results th, .pg-studio .pg-sweep-results td { padding: 3px 4px; overflow-wrap: anywhere; }
 .pg-studio .pg-fix-button { height: auto; min-height: 26px; white-space: normal; text-align: left; }
 .pg-studio mark.pg-mark { background: #FCF3CF; font-weight: 600; }
 .pg-studio .pg-pre { font-size: 12px; line-height: 1.35; background: #F8F9F9; padding: 6px 8px;
@@ -56,7 +58,8 @@ CSS = """
 
 def row(label: str, *widgets: W.Widget, tip: str = "") -> W.HBox:
     """``label`` on the left, the widgets after it."""
-    lab = W.HTML(f"<span title='{tip}'>{label}</span>", layout=W.Layout(width=LABEL_WIDTH, min_width=LABEL_WIDTH))
+    lab = W.HTML(f"<span title='{tip}'>{label}</span>",
+                 layout=W.Layout(width=LABEL_WIDTH, min_width=LABEL_WIDTH, flex=f"0 0 {LABEL_WIDTH}"))  # never squeezed
     return W.HBox([lab, *widgets], layout=W.Layout(align_items="center"))
 
 

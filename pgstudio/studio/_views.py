@@ -63,6 +63,8 @@ class ViewPanes:
         key = self.visible
         if key is not None and key in self.stale:
             self.draw(key)
+        elif key in self.interactive:  # drawn already: the window may have changed while it was hidden
+            self.interactive[key].fit()
 
     def draw(self, key: str) -> None:
         s = self.snapshot

@@ -49,6 +49,8 @@ __all__ = ["Studio"]
 
 #: Seconds of quiet after an edit before the panes are redrawn (inside a running kernel).
 DEBOUNCE_S = 0.15
+#: The editors' width (at most, at least) and the pictures' width below which the two stack.
+EDITORS_PX, EDITORS_MIN_PX, PICTURES_PX = 400, 360, 380
 
 
 class Studio:
@@ -113,9 +115,11 @@ class Studio:
         header = W.HBox([W.VBox([self.title, self.status]),
                          W.HBox([self.undo_button, self.redo_button], layout=W.Layout(min_width="190px"))],
                         layout=W.Layout(justify_content="space-between", align_items="center"))
-        # side by side from about 1000 px (editors 380-460 px, pictures the rest); stacked below that
-        left = W.VBox([self.editor_tabs, self.files.widget], layout=W.Layout(flex="0 1 460px", min_width="380px"))
-        right = W.VBox([self.views.widget], layout=W.Layout(flex="1 1 560px", min_width="0"))
+        # side by side from about 800 px -- a 1280 px laptop with JupyterLab's file browser open
+        # leaves the output about 850 px -- editors 360-400 px, pictures the rest; stacked below that
+        left = W.VBox([self.editor_tabs, self.files.widget], layout=W.Layout(flex=f"0 1 {EDITORS_PX}px",
+                                                                             min_width=f"{EDITORS_MIN_PX}px"))
+        right = W.VBox([self.views.widget], layout=W.Layout(flex=f"1 1 {PICTURES_PX}px", min_width="0"))
         left.add_class("pg-left")
         right.add_class("pg-right")
         main = W.HBox([left, right], layout=W.Layout(width="100%", flex_flow="row wrap"))

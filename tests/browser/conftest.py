@@ -20,6 +20,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 from typing import Iterator
@@ -52,6 +53,8 @@ def wait_for_http(url: str, proc: subprocess.Popen, timeout: float, log: Path) -
         try:
             with urllib.request.urlopen(url, timeout=2):
                 return
+        except urllib.error.HTTPError:  # an answer, if not a page: the server is up
+            return
         except Exception:
             time.sleep(0.3)
     raise TimeoutError(f"server did not answer {url} within {timeout} s:\n{log.read_text()[-3000:]}")
@@ -122,7 +125,10 @@ def voila(jupyter_env, tmp_path):
     def start(notebook: Path) -> str:
         def command(port: int):
             return ([sys.executable, "-m", "voila", str(notebook), "--no-browser", f"--port={port}",
-                     "--Voila.ip=127.0.0.1", "--show_tracebacks=True"], f"http://127.0.0.1:{port}/")
+                     "--Voila.ip=127.0.0.1", "--show_tracebacks=True"],
+                    # not the page itself: every request of it runs the notebook in a new kernel
+                    # (whose studio would autosave before the test's own first visit)
+                    f"http://127.0.0.1:{port}/api/status")
 
         port = serve_on_a_free_port(stack, command, jupyter_env, tmp_path / "voila.log")
         return f"http://127.0.0.1:{port}/"
@@ -174,10 +180,13 @@ def start_notebook_kernel(base: str, path: str) -> str:
 
 
 @pytest.fixture
-def page(jupyter_env):
-    """A chromium page (1400x1000) with a 30 s default timeout on every wait."""
+def page(jupyter_env, request, artifacts):
+    """A chromium page (1400x1000) with a 30 s default timeout on every wait.  What the page
+    writes to its console (errors, warnings) is kept as ``<test>.console.txt`` beside the
+    screenshots: a failure in the front end shows there, not in the test's own output."""
     from playwright.sync_api import sync_playwright
 
+    console: list[str] = []
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, env=jupyter_env, args=[
             "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
@@ -185,9 +194,13 @@ def page(jupyter_env):
         try:
             pg = browser.new_page(viewport={"width": 1400, "height": 1000})
             pg.set_default_timeout(30_000)
+            start = time.monotonic()
+            pg.on("console", lambda m: console.append(f"{time.monotonic() - start:8.1f} s {m.type}: {m.text}"))
+            pg.on("pageerror", lambda e: console.append(f"{time.monotonic() - start:8.1f} s page error: {e}"))
             yield pg
         finally:
             browser.close()
+            (artifacts / f"{request.node.name}.console.txt").write_text("\n".join(console) + "\n")
 
 
 @pytest.fixture(scope="session")

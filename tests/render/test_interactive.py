@@ -64,6 +64,24 @@ def test_a_widget_update_sends_what_changed_and_asks_the_page_to_fit_the_plot():
     assert sum(len(t.x) for t in widget.data) == sum(len(t["x"]) for t in big["data"])
 
 
+def test_a_new_widget_is_fitted_once_its_view_has_drawn_it():
+    """The first trace report of the widget's view (after its first plot) asks the page to fit
+    the plot, once: later reports (every restyle sends one) leave the size alone."""
+    from pgstudio.render.interactive import figure_widget, fit_when_drawn, timeline_spec
+
+    widget = figure_widget(timeline_spec(simulate(examples.merge_copy(), iterations=2), title=False))
+    relayouts = []
+    widget.observe(lambda c: c["new"] and relayouts.append(c["new"]["relayout_data"]), names="_py2js_relayout")
+    fit_when_drawn(widget)
+    assert relayouts == []  # not before the view has drawn
+    report = {"trace_deltas": [{"uid": t.uid} for t in widget.data], "trace_edit_id": widget._last_trace_edit_id}
+    widget._js2py_traceDeltas = report
+    fitted = list(relayouts)
+    assert fitted and fitted[-1] == {"autosize": True}
+    widget._js2py_traceDeltas = dict(report)
+    assert relayouts == fitted
+
+
 def test_barrier_grid_has_the_mma_done_slots_and_a_clusters_peers():
     layout = barrier_layout(examples.merge_gemm(cluster=(1, 2)).with_targets("sm_100a"))
     fig = barrier_plot(layout)

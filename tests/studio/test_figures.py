@@ -90,3 +90,24 @@ def test_an_empty_design_says_why_its_pictures_are_empty(tmp_path):
     # with no task the design does not compile (codegen.no_tasks), so the timeline says that
     assert "not available" in s.timeline.head.value and s.timeline.export.disabled
     assert s.timeline.holder.layout.display == "none"
+
+
+def test_legends_sit_at_the_top_of_the_figure(studio):
+    """Below the plot a wrapping legend ran over the x axis title; anchored to the plot's top it
+    stayed where a narrower pane had put it; anchored to the figure's top it cannot move."""
+    for key, pane in (("timeline", studio.timeline), ("barriers", studio.barriers)):
+        studio.views.show(key)
+        legend = pane.figure.layout.legend
+        assert (legend.yref, legend.y, legend.yanchor, legend.orientation) == ("container", 1, "top", "h")
+
+
+def test_a_pane_shown_again_is_fitted_to_its_width(studio, monkeypatch):
+    """Plotly follows the window only while its pane is on screen: showing a drawn pane again asks
+    it to fit the pane (the window may have changed while it was hidden)."""
+    from pgstudio.render import interactive
+
+    fitted = []
+    monkeypatch.setattr(interactive, "fit", lambda widget: fitted.append(widget))
+    studio.views.show("graph")
+    studio.views.show("timeline")
+    assert fitted == [studio.timeline.figure]
