@@ -71,9 +71,9 @@ def test_benchmark_of_a_gemm_design_runs_the_tuned_choice_and_says_which(tmp_pat
     given = merge_gemm(512, 1024, 2048, bn=128, num_stages=2)  # a choice the tuner would not make
     t = benchmark(given, rounds=3, progress=False, executor="inline")
     assert t.note.startswith("tuned: ") and "search of" in t.note and t.design == "merge_gemm"
-    names = [r[0] for r in t.rows]
+    names = [r.name for r in t.rows]
     assert names[0] == "merge_gemm" and "merge_gemm_as_designed" in names  # the design as given, beside it
     again = benchmark(given, rounds=3, progress=False, executor="inline")
     assert "cached for" in again.note and again.note.split(" (")[0] == t.note.split(" (")[0]
     plain = benchmark(given, rounds=3, twin=False, tune=False, progress=False, executor="inline")
-    assert plain.note == "" and "merge_gemm_as_designed" not in [r[0] for r in plain.rows]
+    assert plain.note == "" and "merge_gemm_as_designed" not in [r.name for r in plain.rows]
