@@ -1,5 +1,5 @@
 """What the GEMM generator builds, as data: lift a limit here, then teach ``codegen/gemm.py`` to
-render it (``gemm_checks`` turns each limit into a ``codegen.*`` diagnostic).
+render it (``gemm_sizes`` and ``gemm_checks`` turn each limit into a ``codegen.*`` diagnostic).
 
 Operands are fp16 / bf16, or fp32 that the tensor cores read as tf32 (sm_90a ``wgmma ... .tf32``,
 sm_100a ``kind::tf32``).  Every staged tile lives in shared memory as *panels*: rows of at most

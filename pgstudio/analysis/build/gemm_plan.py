@@ -7,9 +7,9 @@ accumulator staging that emulates tensor memory on sm_90a, the barriers of ``bar
 splits the register file between warpgroups, and lists the tensor maps and kernel parameters.
 
 ``plan_gemm`` never raises for a design: everything the generator cannot build is a ``codegen.*``
-diagnostic naming the values and the fix (``gemm_checks``), which ``validate()`` reports for each
-target and ``emit`` raises as one ``DesignError``.  The generator's limits are data
-(``gemm_limits``): lifting one is a change there plus the code that renders it in
+diagnostic naming the values and the fix (``gemm_sizes``, ``gemm_checks``), which ``validate()``
+reports for each target and ``emit`` raises as one ``DesignError``.  The generator's limits are
+data (``gemm_limits``): lifting one is a change there plus the code that renders it in
 ``codegen/gemm.py``.
 """
 
