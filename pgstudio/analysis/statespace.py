@@ -26,9 +26,9 @@ released).  A terminal state with a task not finished is a ``deadlock``; one whe
 finished but a written round was never released is ``unbalanced``.
 
 The rules themselves live in ``violations.py``.  Each transition's *footprint* (objects read,
-written and added to, as bit masks over slots and (buffer, stage) data objects) drives the
-partial-order reduction in ``search.py``.  Every check reads only objects in its footprint,
-which is what makes the reduction keep every verdict.
+written and added to, as bit masks over slots and (buffer, stage) data objects; ``range_or.py``
+ORs any range of a task's in O(1)) drives the partial-order reduction in ``search.py``.  Every
+check reads only objects in its footprint, which is what makes the reduction keep every verdict.
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ from .budget import NEVER, Deadline
 from .mbarrier import Mbarrier
 from .occupancy import Occupancy
 from .program import Act, Program, StepRun
+from .range_or import RangeOr
 from .violations import KINDS, Violation, check_reads, check_write, leak, terminal, wrong_phase
 
 NOOP, WAIT, ARRIVE, EXPECT, COPY, WRITE, READ = range(7)
@@ -248,7 +249,7 @@ class StateSpace:
             self.waits.append([k for k, ins in enumerate(code) if ins.op == WAIT])
             self.wait_info.append([(k, ins.act.slot, ins.act.parity, self.slot_mask[ins.act.slot])
                                    for k, ins in enumerate(code) if ins.op == WAIT])
-            self.tables.append(_RangeOr(each, dl, what))
+            self.tables.append(RangeOr(each, dl, what))
             self.each.append(each)
         dl.check("building the checker's tables")
         # per task and pc: () not a wait, (slot, parity) a wait, None finished
@@ -381,31 +382,6 @@ class StateSpace:
         """(slot, bytes still to land) of copy ``j`` in flight."""
         t, pc, left = s.copies[j]
         return self.code[t][pc].act.slot, left
-
-
-class _RangeOr:
-    """OR of (reads, writes, adds) triples over [lo, hi) in O(1): a sparse table."""
-
-    def __init__(self, items: list[tuple[int, int, int]], deadline: Deadline = NEVER, what: str = "") -> None:
-        self.levels = [list(items)]
-        n = len(items)
-        span = 1
-        while span * 2 <= n:
-            prev = self.levels[-1]
-            level: list[tuple[int, int, int]] = []
-            for lo, hi in deadline.spans(n - 2 * span + 1, what):
-                level += [(prev[i][0] | prev[i + span][0], prev[i][1] | prev[i + span][1],
-                           prev[i][2] | prev[i + span][2]) for i in range(lo, hi)]
-            self.levels.append(level)
-            span *= 2
-
-    def query(self, lo: int, hi: int) -> tuple[int, int, int]:
-        if hi <= lo:
-            return 0, 0, 0
-        k = (hi - lo).bit_length() - 1
-        level = self.levels[k]
-        a, b = level[lo], level[hi - (1 << k)]
-        return a[0] | b[0], a[1] | b[1], a[2] | b[2]
 
 
 __all__ = ["Instr", "KINDS", "State", "StateSpace", "Violation", "conflict"]
