@@ -81,6 +81,26 @@ def state_bytes(new, old) -> int:
     return n
 
 
+def _trace(sid: int, states: list, parent: list[int], via: list[int]) -> list:
+    """The moves from the initial state to state ``sid`` of the search tree: [(agent, State before)]."""
+    out = []
+    while sid > 0:
+        out.append((via[sid], states[parent[sid]]))
+        sid = parent[sid]
+    return out[::-1]
+
+
+def _end(space: StateSpace, s, found: dict | None) -> Violation | None:
+    """The violation that stops the search at ``s``, a state without an enabled move (None: the
+    search goes on).  With ``found`` (explore_all) every terminal verdict is recorded there instead,
+    a clean finish as None, and the search goes on."""
+    v = space.terminal(s)
+    if found is None:
+        return v
+    found[("terminal", v.kind if v is not None else "done", s)] = v
+    return None
+
+
 def bfs(space: StateSpace, *, reduced: bool = False, max_states: int = 1_000_000,
         explore_all: bool = False, max_bytes: int | None = None, max_seconds: float | None = None,
         deadline: Deadline | None = None) -> SearchResult:
@@ -111,13 +131,6 @@ def bfs(space: StateSpace, *, reduced: bool = False, max_states: int = 1_000_000
     queue = deque([0])
     transitions = 0
 
-    def trace(sid: int) -> list:
-        out = []
-        while sid > 0:
-            out.append((via[sid], states[parent[sid]]))
-            sid = parent[sid]
-        return out[::-1]
-
     while queue:
         if deadline_at is not None and time.perf_counter() > deadline_at:
             result.capped, result.stop = True, "seconds"
@@ -126,14 +139,10 @@ def bfs(space: StateSpace, *, reduced: bool = False, max_states: int = 1_000_000
         s = states[sid]
         agents, enabled = space.moves(s)
         if not enabled:
-            v = space.terminal(s)
+            v = _end(space, s, result.found if explore_all else None)
             if v is not None:
-                if not explore_all:
-                    result.violation, result.trace = v, trace(sid)
-                    break
-                result.found[("terminal", v.kind, s)] = v
-            elif explore_all:
-                result.found[("terminal", "done", s)] = None
+                result.violation, result.trace = v, _trace(sid, states, parent, via)
+                break
             continue
         ample = reducer.ample(s, agents, enabled, deadline_at) if reducer else enabled
         stop = False
@@ -142,7 +151,7 @@ def bfs(space: StateSpace, *, reduced: bool = False, max_states: int = 1_000_000
             transitions += 1
             if bad is not None:
                 if not explore_all:
-                    result.violation, result.trace = bad, trace(sid) + [(a, s)]
+                    result.violation, result.trace = bad, _trace(sid, states, parent, via) + [(a, s)]
                     stop = True
                     break
                 name, ins = space.label(s, a)
