@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -24,6 +25,12 @@ HELP = "open JupyterLab on the teaching notebooks (the studio is in 00_studio)"
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("folder", nargs="?", default="notebooks", help="folder to open (default: notebooks)")
     p.add_argument("--port", type=count(1, 65535), default=None, help="port for the server (default: JupyterLab's)")
+    p.add_argument("--allow-root", action="store_true",
+                   help="let JupyterLab run as root (passed on by itself when pgstudio runs as root, as in a container)")
+
+
+def _is_root() -> bool:
+    return hasattr(os, "geteuid") and os.geteuid() == 0
 
 
 def run(args: argparse.Namespace) -> int:
@@ -35,4 +42,6 @@ def run(args: argparse.Namespace) -> int:
     cmd = [sys.executable, "-m", "jupyter", "lab", str(folder), *SERVER_ARGS]
     if args.port:
         cmd.append(f"--port={args.port}")
+    if args.allow_root or _is_root():  # JupyterLab refuses root unless told: a container's user often is
+        cmd.append("--allow-root")
     return subprocess.call(cmd)

@@ -10,6 +10,7 @@ interrupted write never leaves half a file, and a failed one leaves the old file
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from pathlib import Path
 
@@ -24,12 +25,26 @@ def _why(exc: OSError) -> str:
     return exc.strerror or type(exc).__name__
 
 
+def _refuse_special(p: Path, expected: str) -> None:
+    """A path that names a FIFO, a socket or a device is refused by its kind: opening a FIFO waits
+    for a writer forever, and a device may never end."""
+    try:
+        mode = p.stat().st_mode
+    except OSError:
+        return  # missing or unreadable: the open below says which
+    if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+        kind = ("a FIFO (named pipe)" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode)
+                else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file")
+        raise FileError(f"{str(p)!r} is {kind}, expected {expected}", "name a regular file")
+
+
 def read_design_bytes(path: str | os.PathLike) -> bytes:
     """The contents of the design file ``path``: at most ``MAX_FILE_BYTES + 1`` bytes are read
     (the loader refuses a longer file; a wrong path may name a huge one)."""
     if not str(path).strip():
         raise FileError("no design file named", "give the path of a design JSON file")
     p = Path(path)
+    _refuse_special(p, "a design file")
     try:
         with p.open("rb") as f:
             return f.read(MAX_FILE_BYTES + 1)
@@ -49,6 +64,7 @@ def output_file(path: str | os.PathLike) -> Path:
     if p.is_dir():
         raise FileError(f"{str(path)!r} is a folder, expected a file to write",
                         f"give a file name, e.g. {str(p / ('out' + (p.suffix or '.txt')))!r}")
+    _refuse_special(p, "a file to write")  # a write would rename over it, or block on a FIFO
     parent = p.parent
     if not parent.exists():
         raise FileError(f"cannot write {str(path)!r}: folder {str(parent)!r} does not exist",

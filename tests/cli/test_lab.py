@@ -25,3 +25,15 @@ def test_lab_starts_jupyter_lab_on_the_folder(tmp_path, monkeypatch):
     assert str(tmp_path) in seen["cmd"] and "--port=8899" in seen["cmd"]
     # notebooks are saved tidy: the contents manager's pre-save hook strips widget views and state
     assert "--ContentsManager.pre_save_hook=pgstudio.studio._notebook_save.pre_save_hook" in seen["cmd"]
+
+
+def test_lab_as_root_passes_allow_root(tmp_path, monkeypatch):
+    """JupyterLab refuses to run as root unless told; pgstudio tells it when it runs as root (a
+    container) or when asked with --allow-root, and not otherwise."""
+    seen = []
+    monkeypatch.setattr(subprocess, "call", lambda cmd: seen.append(cmd) and 0)
+    monkeypatch.setattr(lab_cli, "_is_root", lambda: False)
+    assert cli.main(["lab", str(tmp_path)]) == 0 and "--allow-root" not in seen[-1]
+    assert cli.main(["lab", str(tmp_path), "--allow-root"]) == 0 and "--allow-root" in seen[-1]
+    monkeypatch.setattr(lab_cli, "_is_root", lambda: True)
+    assert cli.main(["lab", str(tmp_path)]) == 0 and "--allow-root" in seen[-1]

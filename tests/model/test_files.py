@@ -1,6 +1,7 @@
 """Files a user names (``model/files.py``): bounded reads, atomic writes, one-line FileErrors."""
 
 import os
+import stat
 
 import pytest
 
@@ -52,3 +53,15 @@ def test_output_folders_are_created_but_never_over_a_file(tmp_path):
     (tmp_path / "f").write_text("")
     with pytest.raises(FileError, match="is a file, expected a folder"):
         files.output_folder(tmp_path / "f")
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this system")
+def test_a_fifo_is_refused_at_once_not_waited_on(tmp_path):
+    """Opening a FIFO waits for a writer forever: a read or a write naming one is refused by kind."""
+    fifo = tmp_path / "design.json"
+    os.mkfifo(fifo)
+    with pytest.raises(FileError, match=r"is a FIFO \(named pipe\), expected a design file"):
+        files.read_design_bytes(fifo)
+    with pytest.raises(FileError, match="is a FIFO .*expected a file to write"):
+        files.write_atomic(fifo, "{}")
+    assert stat.S_ISFIFO(fifo.stat().st_mode)  # left as it was
