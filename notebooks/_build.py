@@ -67,8 +67,8 @@ def exercise(key: str) -> list[str]:
     ex = EXERCISES[key]
     return [f"md:**Exercise.** {ex.question}\n\nWrite your answer in place of `...` and run the cell: "
             "pgstudio works it out and says whether yours is right.",
-            f"from pgstudio.exercises import check\n\nanswer = ...  # your answer: {ex.form}\n"
-            f"check({key!r}, answer)"]
+            f"from pgstudio import exercises\n\nanswer = ...  # your answer: {ex.form}\n"
+            f"exercises.check({key!r}, answer)"]  # by module: a bare check would hide the checker's
 
 
 GPU_HELPER = '''\

@@ -2,9 +2,9 @@
 
 A notebook asks the question and has one check cell::
 
-    from pgstudio.exercises import check
+    from pgstudio import exercises
     answer = ...  # your answer in place of ...
-    check("merge_barriers", answer)
+    exercises.check("merge_barriers", answer)  # by module: a bare check would hide the checker's
 
 ``check`` prints whether the answer is right and why, computing the right answer with pgstudio
 (layouts, the simulator, the checker, the group rules) rather than reading it from a table, so an

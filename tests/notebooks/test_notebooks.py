@@ -205,3 +205,21 @@ def test_the_docs_figures_are_current():
         assert f"]({link})" in (ROOT / page).read_text(), f"{page} does not show {rel}"
         texts = re.compile(r">([^<>]+)</text>")
         assert texts.findall((ROOT / rel).read_text()) == texts.findall(draw()), f"{rel} is stale; run make notebooks"
+
+
+@pytest.mark.parametrize("name", EXPECTED)
+def test_no_cell_rebinds_a_name_another_cell_imported(name):
+    """A notebook whose cells import one name from two places breaks on a re-run: the exercises'
+    ``check`` imported bare hid the checker's ``check`` (a TypeError when its cell ran again)."""
+    import ast
+
+    sources: dict[str, set[str]] = {}
+    for cell in committed(name).cells:
+        if cell.cell_type != "code":
+            continue
+        for node in ast.walk(ast.parse(cell.source)):
+            if isinstance(node, ast.ImportFrom):
+                for alias in node.names:
+                    sources.setdefault(alias.asname or alias.name, set()).add(f"{node.module}.{alias.name}")
+    clashes = {n: sorted(s) for n, s in sources.items() if len(s) > 1}
+    assert not clashes, f"{name}: one name imported from two places: {clashes}"
