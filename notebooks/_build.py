@@ -71,26 +71,8 @@ def exercise(key: str) -> list[str]:
             f"exercises.check({key!r}, answer)"]  # by module: a bare check would hide the checker's
 
 
-GPU_HELPER = '''\
-from pgstudio import runtime
-from pgstudio.codegen import emit
-from pgstudio.runtime import recorded
-
-
-def timed_or_compiled(design):
-    """Benchmark on a GPU (each variant verified first); without one, compile for both targets and
-    show what a GPU run recorded, if one did."""
-    if runtime.gpu_available():
-        print(runtime.benchmark(design, progress=False))  # every variant was verified before it was timed
-        return
-    print(f"no GPU here: {design.name} is compiled, not timed")
-    for arch in ("sm_90a", "sm_100a"):
-        try:
-            cubin = runtime.compile_cubin(emit(design, arch=arch), arch)
-            print(f"  {arch}: {len(cubin.data):,} B cubin")
-        except Exception as exc:  # no NVRTC wheels, or a generator limit: say it, do not fail the notebook
-            print(f"  {arch}: not compiled ({type(exc).__name__}: {exc})")
-    print(recorded.show(design.name))'''
+#: The benchmark cells' one import: ``timed_or_compiled`` times on a GPU and compiles elsewhere.
+GPU_HELPER = "from pgstudio.explore.bench import timed_or_compiled"
 
 NOTEBOOKS: dict[str, list] = {}
 

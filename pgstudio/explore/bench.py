@@ -72,4 +72,28 @@ def tuned_benchmark(design: Design, *, n: int | None = None, rounds: int = 30, w
                      validate=validate, executor=ex, tuned=tuned, on_progress=on_progress)
 
 
-__all__ = ["choose_tuning", "tuned_benchmark"]
+def timed_or_compiled(design: Design, out: Callable[[str], Any] = print) -> None:
+    """What a teaching notebook's benchmark cell shows: on a GPU, ``tuned_benchmark``'s table
+    (every variant verified before it is timed); without one, the design compiled for sm_90a and
+    sm_100a and what a GPU run recorded for it, if one did (``runtime.recorded``).  A compile that
+    cannot run here (no NVRTC wheels, a generator limit) is said, never raised: the notebook runs
+    to its end on any machine."""
+    from ..codegen import emit
+    from ..runtime import recorded
+    from ..runtime._cupy import gpu_available
+    from ..runtime.compile import compile_cubin
+
+    if gpu_available():
+        out(str(tuned_benchmark(design, progress=False)))
+        return
+    out(f"no GPU here: {design.name} is compiled, not timed")
+    for arch in ("sm_90a", "sm_100a"):
+        try:
+            cubin = compile_cubin(emit(design, arch=arch), arch)
+            out(f"  {arch}: {len(cubin.data):,} B cubin")
+        except Exception as exc:  # said in the notebook, not raised (see above)
+            out(f"  {arch}: not compiled ({type(exc).__name__}: {exc})")
+    out(recorded.show(design.name))
+
+
+__all__ = ["choose_tuning", "timed_or_compiled", "tuned_benchmark"]

@@ -55,7 +55,7 @@ def test_tuning_on_the_null_runtime_is_the_models_choice_and_is_never_cached(tmp
     assert " stages x " in t.settings or t.settings == "as designed"
     g = tuning.tune_gemm_design(examples.merge_gemm(), executor="null")
     p = examples.merge_gemm().problem_dict
-    from pgstudio.analysis.build.gemm_shapes import gemm_tiles
+    from pgstudio.analysis.buildable.gemm_shapes import gemm_tiles
     first = gemm_tiles(p["M"], p["N"], p["K"], "float16", 132)[0]
     assert g.settings == first.label and "the model's first choice" in g.source and NULL_RUNTIME in g.source
     assert g.design.problem_dict["BM"] == first.bm and g.design.problem_dict["BN"] == first.bn
@@ -63,7 +63,7 @@ def test_tuning_on_the_null_runtime_is_the_models_choice_and_is_never_cached(tmp
 
 
 def test_the_gemm_search_takes_every_step_on_the_null_runtime():
-    from pgstudio.analysis.build.gemm_shapes import gemm_tiles
+    from pgstudio.analysis.buildable.gemm_shapes import gemm_tiles
     from pgstudio.codegen.gemm import emit_gemm
     from pgstudio.explore.reshape import with_gemm_tiles
     from pgstudio.runtime.backend import NULL
@@ -86,3 +86,17 @@ def test_the_tuned_benchmark_on_the_null_runtime(tmp_path, monkeypatch):
     assert plain.note == "" and "merge_copy as designed" not in [r.name for r in plain.rows]
     g = pgstudio.benchmark(examples.merge_gemm(), rounds=2, progress=False, executor="null")
     assert g.unit == "TFLOP/s" and "the model's first choice" in g.note and not g.measured
+
+
+def test_a_notebook_benchmark_cell_without_a_gpu_compiles_and_says_so(monkeypatch):
+    """``timed_or_compiled`` on a machine without a GPU: no table, both targets compiled (or why
+    not, in a line), then what a GPU run recorded; nothing raised."""
+    from pgstudio.explore import bench
+    from pgstudio.runtime import _cupy
+
+    monkeypatch.setattr(_cupy, "gpu_available", lambda: False)
+    lines: list[str] = []
+    bench.timed_or_compiled(examples.merge_copy(), out=lines.append)
+    assert lines[0] == "no GPU here: merge_copy is compiled, not timed"
+    assert [ln.split(":")[0].strip() for ln in lines[1:3]] == ["sm_90a", "sm_100a"]
+    assert all("B cubin" in ln or "not compiled (" in ln for ln in lines[1:3]) and len(lines) == 4
