@@ -36,7 +36,7 @@ from gemm_suite import read_results, stop_if_context_lost, timing_words
 from pgstudio.runtime.timing import batch_for, estimate_ms, time_interleaved
 
 from pgstudio import examples
-from pgstudio.analysis.build.gemm_shapes import GemmTiles
+from pgstudio.analysis.buildable.gemm_shapes import GemmTiles
 
 M = N = 8192
 KS = (512, 1024, 2048, 8192)

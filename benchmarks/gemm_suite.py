@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from pgstudio import examples
-from pgstudio.analysis.build.gemm_shapes import GemmTiles, gemm_tiles
+from pgstudio.analysis.buildable.gemm_shapes import GemmTiles, gemm_tiles
 from pgstudio.runtime.timing import batch_for, estimate_ms, time_interleaved
 
 #: (M, N, K): squares, transformer shapes, small M, ragged.

@@ -41,7 +41,7 @@ def candidates(m: int, n: int, k: int, dtype: str, sms: int):
     """[(GemmTiles, design, source)] the rules accept, and [(label, why)] they refuse."""
     import gemm_suite
 
-    from pgstudio.analysis.build.gemm_shapes import tile_space
+    from pgstudio.analysis.buildable.gemm_shapes import tile_space
     from pgstudio.codegen.gemm import emit_gemm
     build = gemm_suite.builder(m, n, k, dtype)
     ok, refused = [], []

@@ -4,7 +4,7 @@
 groups, configs and schedules are the model's own functions (``check_group``, ``check_config``,
 ``check_schedule``), registered here too, so the API raises and the studio reports from the same
 code.  What the code generators can build is the last entry (``codegen``, from
-``analysis.build``), checked for each of the design's targets: a design with no errors compiles.
+``analysis.buildable``), checked for each of the design's targets: a design with no errors compiles.
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from ..model.resource import COMPUTE_OPS, DTYPES, Memory
 from ..model.schedule_rules import check_schedule
 from ..model.targets import ARCHES
 from ..model.task import MAX_WARPS, warp_overlaps
-from .build.fixes import free_warps
-from .build.rules import known_targets, per_target, rule_codegen
+from .buildable.fixes import free_warps
+from .buildable.rules import known_targets, per_target, rule_codegen
 from .expr import compute_exprs
 from .layout import barrier_layout, smem_layout
 from .count_rules import _rederive, _side_tasks, rule_arrive_counts, rule_loops, rule_phase_leads, rule_release_order, rule_trip_counts

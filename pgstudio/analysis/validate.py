@@ -10,7 +10,7 @@ from __future__ import annotations
 from ..errors import DesignError
 from ..model.design import Design
 from ..model.diagnostic import Diagnostic, error
-from .build.planned import design_error
+from .buildable.planned import design_error
 from .causes import order_by_cause
 from .check import check
 from .diagnostics import Report

@@ -20,7 +20,7 @@ from typing import Any, Mapping
 from ..model.design import Design
 from ..model.resource import Memory
 from ..model.targets import DTYPE_BYTES
-from .build.steps import is_mma_design
+from .buildable.steps import is_mma_design
 from .layout import smem_layout
 from .program import unroll
 

@@ -41,7 +41,7 @@ from ..model.kinds import OpKind
 
 if TYPE_CHECKING:  # pragma: no cover
     from ._writer import Writer
-    from ..analysis.build.stream_plan import StreamPlan, TaskCode
+    from ..analysis.buildable.stream_plan import StreamPlan, TaskCode
 
 #: Bytes of one record and of one slab header.
 RECORD_BYTES = 16

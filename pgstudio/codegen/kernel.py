@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping
 
-from ..analysis.build import StreamPlan, TaskCode, is_mma_design, plan_stream
+from ..analysis.buildable import StreamPlan, TaskCode, is_mma_design, plan_stream
 from ..analysis.expr import FUNCTIONS
 from ..analysis.guard import on_errors
 from ..analysis.validate import require_valid
@@ -100,7 +100,7 @@ def emit(design: Design, *, arch: str = "sm_90a", validate: bool = True, watchdo
     """The warp-specialised kernel of ``design`` for ``arch``.
 
     A design that validates with no errors for ``arch`` always emits: what the generators can
-    build is a rule (``codegen.*``, ``analysis.build``).  With errors, ONE ``DesignError`` lists
+    build is a rule (``codegen.*``, ``analysis.buildable``).  With errors, ONE ``DesignError`` lists
     them all.  ``validate=False`` skips the design rules (to build deliberately wrong kernels,
     e.g. for watchdog tests); what the generator itself cannot build is still refused.
     ``tuning`` picks streaming code variants (``TUNING``).  ``instrument`` (an ``Instrument``)

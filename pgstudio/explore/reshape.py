@@ -23,8 +23,8 @@ import dataclasses
 import functools
 from typing import Any, Sequence
 
-from ..analysis.build.gemm_plan import plan_gemm
-from ..analysis.build.steps import is_mma_design
+from ..analysis.buildable.gemm_plan import plan_gemm
+from ..analysis.buildable.steps import is_mma_design
 from ..errors import DesignError, PgStudioError
 from ..model.config import CooperativeGroup
 from ..model.derive import derive_design

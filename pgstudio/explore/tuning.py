@@ -14,7 +14,7 @@ part of the result (``Tuned.describe``).
 
 A GEMM design's tile shape, stages and split-K (its problem's BM, BN, BK, ``SPLIT_K``) likewise
 depend on the problem and the GPU.  ``tune_gemm`` measures the few candidates that
-``analysis.build.gemm_shapes.gemm_tiles`` ranks best for the problem, each verified against
+``analysis.buildable.gemm_shapes.gemm_tiles`` ranks best for the problem, each verified against
 cuBLAS on the caller's fresh data with poisoned outputs before it is timed (interleaved), and
 keeps the fastest per device, problem and design family.
 
@@ -158,7 +158,7 @@ def tune_gemm_design(design: Design, seed: int | None = None, *, executor: Any =
     ranks the tile choices, each is the design's own tasks and groups at that choice
     (``reshape.with_gemm_tiles``), measured once and cached per device and design name (on the
     null runtime, ranked for the model's machine and measured not at all)."""
-    from ..analysis.build.gemm_shapes import gemm_tiles
+    from ..analysis.buildable.gemm_shapes import gemm_tiles
     from ..analysis.machine import Machine
     from ..codegen.gemm import emit_gemm
     from .reshape import with_gemm_tiles
@@ -189,7 +189,7 @@ def tune_gemm(family: str, build: Callable[[Any], Design], tiles: Sequence[Any],
     none is measured, and the choice is the model's first (``tiles[0]``, when it builds)."""
     import statistics
 
-    from ..analysis.build.gemm_shapes import GemmTiles
+    from ..analysis.buildable.gemm_shapes import GemmTiles
     from ..codegen.gemm import emit_gemm
     from ..errors import PgStudioError
     from ..runtime.backend import CUDA

@@ -1,5 +1,5 @@
 """What every rule test asserts of a finding (tests/analysis/test_rules.py and the codegen rules in
-tests/analysis/build): the rule reports its code, the message and fix name every expected phrase,
+tests/analysis/buildable): the rule reports its code, the message and fix name every expected phrase,
 and each finding has a fix hint and the places it is about."""
 
 from __future__ import annotations

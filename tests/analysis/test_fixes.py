@@ -66,9 +66,9 @@ def test_an_unknown_edit_is_a_clear_error():
         E.apply_fix(examples.merge_copy(), Fix("x", "drop_table"))
 
 
-# -- the codegen.* rules (tests/analysis/build/test_codegen_rules.py holds one case per code) -------------
+# -- the codegen.* rules (tests/analysis/buildable/test_codegen_rules.py holds one case per code) ---------
 _cg_spec = importlib.util.spec_from_file_location("codegen_rule_cases",
-                                                  Path(__file__).with_name("build") / "test_codegen_rules.py")
+                                                  Path(__file__).with_name("buildable") / "test_codegen_rules.py")
 _codegen = importlib.util.module_from_spec(_cg_spec)
 _cg_spec.loader.exec_module(_codegen)
 CODEGEN_FIXED = [c for c in _codegen.CASES if any(d.fixes for d in c[2](c[1]()).validate().errors if d.code == c[3])]

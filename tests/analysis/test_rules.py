@@ -253,7 +253,7 @@ CASES = [
      "smem.capacity", ["sm_90a: shared memory exceeded: data 196608 B + accumulator staging 65536 B (float16) + "
                        "barriers 64 B = 262208 B", "sm_100a: shared memory exceeded", "+ barriers 64 B + tensor-memory "
                        "slot and mma_done barriers 16 B = 262224 B"]),
-    # -- what the generators build (every codegen.* code: tests/analysis/build/test_codegen_rules.py) ---
+    # -- what the generators build (every codegen.* code: tests/analysis/buildable/test_codegen_rules.py) ---
     ("codegen", merge_gemm, lambda d: d.replace(problem=[(k, v) for k, v in d.problem if k != "BK"]),
      "codegen.problem_shape", ["the GEMM problem needs positive integers M, N, K, BM, BN, BK; BK missing"]),
 ]

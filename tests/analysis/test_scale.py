@@ -37,7 +37,7 @@ def _best_cpu_seconds(fn, repeat: int = 5) -> float:
 def test_validation_grows_linearly_with_schedule_steps():
     small, large = _unrolled(4096), _unrolled(16384)
     # every rule passes; the CUDA of 4,096 or more unrolled steps would pass NVRTC's source budget,
-    # the one rule left, which runs only on a design nothing else refuses (analysis/build/rules.py)
+    # the one rule left, which runs only on a design nothing else refuses (analysis/buildable/rules.py)
     assert small.validate().codes() == large.validate().codes() == ["codegen.source_size"]
     assert _unrolled(2048).validate().ok
     ratio = _best_cpu_seconds(large.validate) / _best_cpu_seconds(small.validate)

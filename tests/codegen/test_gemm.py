@@ -13,7 +13,7 @@ from pgstudio import barrier_layout
 from pgstudio.analysis.resolve import ResolvedLoop, resolve
 from pgstudio.codegen import emit, gemm
 from pgstudio.codegen.gemm import emit_gemm
-from pgstudio.analysis.build.gemm_plan import plan_gemm
+from pgstudio.analysis.buildable.gemm_plan import plan_gemm
 from pgstudio.errors import DesignError
 from pgstudio.examples import merge_gemm, merge_gemm_resadd
 from pgstudio.model import Agent, CooperativeGroup

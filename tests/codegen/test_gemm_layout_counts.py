@@ -9,7 +9,7 @@ import pytest
 
 from gemm_designs import ALL, LIFTED, LIFTED_TF32, gemm_design
 from pgstudio import barrier_layout
-from pgstudio.analysis.build import gemm_checks
+from pgstudio.analysis.buildable import gemm_checks
 from pgstudio.codegen.gemm import emit_gemm
 from pgstudio.errors import DesignError
 from pgstudio.examples import merge_gemm

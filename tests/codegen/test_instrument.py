@@ -9,7 +9,7 @@ import stream_designs as S
 from pgstudio import examples
 from pgstudio.codegen import emit
 from pgstudio.codegen.instrument import RECORD_BYTES, Instrument, recorded, step_table
-from pgstudio.analysis.build.stream_plan import plan_stream
+from pgstudio.analysis.buildable.stream_plan import plan_stream
 from pgstudio.errors import CompileError
 
 STREAMING = {"merge_copy": examples.merge_copy, "fork_copy": examples.fork_copy,

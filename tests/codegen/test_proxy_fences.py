@@ -15,7 +15,7 @@ from gemm_designs import BUILDERS, LIFTED, LIFTED_TF32
 from proxy_fences import events, fenced_pairs, missing_fences
 
 from pgstudio import examples
-from pgstudio.analysis.build import plan_for
+from pgstudio.analysis.buildable import plan_for
 from pgstudio.codegen import emit
 from pgstudio.model.targets import ARCHES
 

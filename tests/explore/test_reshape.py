@@ -1,7 +1,7 @@
 """Design-to-design reshapes (explore.reshape): what the tuner and the sweep build from a user's design."""
 
 from pgstudio import examples
-from pgstudio.analysis.build.gemm_shapes import gemm_tiles
+from pgstudio.analysis.buildable.gemm_shapes import gemm_tiles
 from pgstudio.explore.reshape import with_gemm_tiles
 
 

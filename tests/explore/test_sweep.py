@@ -10,7 +10,7 @@ import pytest
 from pgstudio import examples
 from pgstudio.analysis import predict
 from pgstudio.analysis.layout import barrier_layout
-from pgstudio.analysis.build.gemm_plan import plan_gemm
+from pgstudio.analysis.buildable.gemm_plan import plan_gemm
 from pgstudio.errors import PgStudioError
 from pgstudio.render.display import bundle
 from pgstudio.render.sweep import sweep_figure

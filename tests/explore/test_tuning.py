@@ -10,7 +10,7 @@ import json
 import pytest
 
 from pgstudio import examples
-from pgstudio.analysis.build.gemm_shapes import SHAPES_16BIT, gemm_tiles
+from pgstudio.analysis.buildable.gemm_shapes import SHAPES_16BIT, gemm_tiles
 from pgstudio.explore import tuning
 
 

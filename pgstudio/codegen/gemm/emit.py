@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from ...analysis.build.gemm_plan import GemmPlan, plan_gemm
+from ...analysis.buildable.gemm_plan import GemmPlan, plan_gemm
 from ...analysis.resolve import resolve
 from ...analysis.validate import require_valid
 from ...model.design import Design

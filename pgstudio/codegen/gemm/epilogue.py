@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from ...analysis.build.gemm_limits import CHUNK_ELEMS, SPACES
+from ...analysis.buildable.gemm_limits import CHUNK_ELEMS, SPACES
 from ...analysis.expr import compute_expr
 from ...model.targets import DTYPE_BYTES
 from .swizzle import unit_addr

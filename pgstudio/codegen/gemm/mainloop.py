@@ -10,7 +10,7 @@ operands start in the stage, then hands over to the architecture's issue (``sm90
 
 from __future__ import annotations
 
-from ...analysis.build.gemm_limits import SPACES
+from ...analysis.buildable.gemm_limits import SPACES
 from ...analysis.resolve import ResolvedStep
 from ...model.kinds import AsyncProducerOp, OpKind, Verb
 from .epilogue import c_type, tensor

@@ -108,7 +108,7 @@ __device__ __forceinline__ bool wd_wait(u32 bar, u32 parity, int* abort_flag, in
 
 
 #: A warpgroup's setmaxnreg (sm_90a, sm_100a): hand registers back to the block's pool, or take
-#: more from it (``analysis.build.registers``: the layout a design asks for, its budget checked).
+#: more from it (``analysis.buildable.registers``: the layout a design asks for, its budget checked).
 SETMAXNREG = r"""
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL) || defined(__CUDA_ARCH_FEAT_SM100_ALL)
 template <int N> __device__ __forceinline__ void setmaxnreg_dec() { asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" :: "n"(N)); }

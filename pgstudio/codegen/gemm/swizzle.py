@@ -1,6 +1,6 @@
 """Where a 16-byte unit of a staged GEMM tile lives in shared memory, as CUDA C++ expressions.
 
-A stage of a tile is a sequence of *panels* (``analysis.build.gemm_limits``): panel ``q`` holds
+A stage of a tile is a sequence of *panels* (``analysis.buildable.gemm_limits``): panel ``q`` holds
 columns ``q * panel_cols ..`` of every row, its rows ``panel`` bytes apart (128, 64 or 32).  Inside
 a row the 16-byte units are permuted the way TMA's swizzle modes write them and the MMA
 descriptors read them: unit ``u`` of row ``r`` sits at unit ``u ^ f(r)``, where ``f`` takes the row

@@ -11,7 +11,7 @@ stores in ``epilogue.py``, the persistent loop over work units in ``scheduler.py
 
 from __future__ import annotations
 
-from ...analysis.build.gemm_plan import GemmPlan
+from ...analysis.buildable.gemm_plan import GemmPlan
 from ...analysis.resolve import BarrierAction, ResolvedLoop, ResolvedStep, TaskPlan
 from ...model.design import Design
 from ...model.kinds import AsyncProducerOp, OpKind, Role, Side, Verb, Who

@@ -13,7 +13,7 @@ pgstudio compiles this path only (no Blackwell GPU to run it on); it is guarded 
 
 from __future__ import annotations
 
-from ...analysis.build.gemm_limits import TMEM_COLUMNS
+from ...analysis.buildable.gemm_limits import TMEM_COLUMNS
 
 __all__ = ["GUARD", "KIND", "SWIZZLE_MODE", "helpers", "instr_desc", "tmem_columns"]
 

@@ -22,7 +22,7 @@ Accumulator fragment of thread t (warp w = t/32 of its warpgroup, lane l) for re
 
 from __future__ import annotations
 
-from ...analysis.build.gemm_limits import MAX_BN as MAX_N
+from ...analysis.buildable.gemm_limits import MAX_BN as MAX_N
 
 __all__ = ["SWIZZLE_MODE", "GUARD", "helpers", "mma_function"]
 

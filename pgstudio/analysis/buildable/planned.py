@@ -1,6 +1,6 @@
 """A plan with the problems that kept it from being made.
 
-The planners of ``analysis.build`` never raise for a design they cannot build: they collect
+The planners of ``analysis.buildable`` never raise for a design they cannot build: they collect
 ``codegen.*`` diagnostics, so ``validate()`` shows every reason at once and the generators raise
 one ``DesignError`` listing them (``Planned.require``).
 """

@@ -16,7 +16,7 @@ from pgstudio import (Agent, AsyncProducerOp, Compute, CooperativeGroup, Design,
                       Task, create_async_async_pipeline_cfg,
                       create_tma_async_pipeline_cfg, create_tma_umma_pipeline_cfg, create_umma_umma_pipeline_cfg,
                       domain_loop, examples, schedule)
-from pgstudio.analysis.build import plan_stream
+from pgstudio.analysis.buildable import plan_stream
 from pgstudio.codegen import emit
 from reported import assert_reported
 from pgstudio.model.schedule import CapturedSchedule, Loop, Step
@@ -312,7 +312,7 @@ def test_codegen_rule(case_id, base, edit, code, phrases):
 
 
 def _codes_in_source() -> set[str]:
-    root = Path(pgstudio.__file__).parent / "analysis" / "build"
+    root = Path(pgstudio.__file__).parent / "analysis" / "buildable"
     return {c for f in root.glob("*.py") for c in re.findall(r'error\(\s*"(codegen\.[a-z_]+)"', f.read_text())}
 
 

@@ -10,7 +10,7 @@ import dataclasses
 import pytest
 
 from pgstudio import examples
-from pgstudio.analysis.build.source_size import MAX_SOURCE_BYTES, source_size
+from pgstudio.analysis.buildable.source_size import MAX_SOURCE_BYTES, source_size
 from pgstudio.codegen import emit
 from pgstudio.examples.chain import chain
 from pgstudio.model.schedule import CapturedSchedule, Loop

@@ -14,7 +14,7 @@ sm_90a (sm_100a is faster): the widest chain that fits shared memory (31 groups 
 38 s.  ``codegen.source_size`` refuses a design whose estimate passes ``MAX_SOURCE_BYTES``, so a
 design that validates compiles in about a minute, inside the compile deadline
 (``runtime.compile``).  The estimate is an upper bound of what the generators write: 1.08 to 1.4
-times it on the streaming designs, 1.1 to 1.25 on the GEMM ones (``tests/analysis/build``).
+times it on the streaming designs, 1.1 to 1.25 on the GEMM ones (``tests/analysis/buildable``).
 """
 
 from __future__ import annotations

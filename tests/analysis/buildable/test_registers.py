@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from pgstudio import examples
-from pgstudio.analysis.build.registers import check_registers, register_layout
+from pgstudio.analysis.buildable.registers import check_registers, register_layout
 from pgstudio.model import edits as E
 
 #: merge_gemm's 12 warps: 384 threads launch with 168 registers each, 64512 in all.
