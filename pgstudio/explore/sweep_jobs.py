@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..analysis.validate import validate
 from ..errors import CompileError, DesignError, GpuUnavailable, PgStudioError
 from ..model.design import Design
 from ..runtime.executor import WithPayload
@@ -46,7 +47,7 @@ def compile_variant(design_json: str, variant: dict, arch: str = "sm_90a") -> Wi
     except PgStudioError as exc:
         return WithPayload({**rec, "status": INVALID, "codes": [getattr(exc, "code", "") or "sweep.variant"],
                             "message": str(exc)}, None)
-    report = d.validate()
+    report = validate(d)
     if not report.ok:
         errs = list(report.errors)
         return WithPayload({**rec, "status": INVALID, "codes": [e.code for e in errs],

@@ -23,6 +23,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable
 
+from ..analysis.validate import validate
 from ..errors import PgStudioError
 from ..model.design import Design
 from ..model.group import PipelineGroupMode
@@ -182,7 +183,7 @@ def _overflows(design: Design, v: Variant) -> bool:
         d = v.build(design)
     except PgStudioError:
         return False  # not a capacity question: the variant is reported invalid with its reason
-    return "smem.capacity" in d.validate().codes()
+    return "smem.capacity" in validate(d).codes()
 
 
 #: Group modes that regroup the same members the same way (a Fork shares one buffer; these do not).

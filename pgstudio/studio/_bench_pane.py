@@ -20,6 +20,7 @@ from typing import Any, Callable
 
 import ipywidgets as W
 
+from ..analysis.validate import validate
 from ..analysis.predict import prediction
 from ..codegen.kernel import emit
 from ..errors import CompileError, GpuUnavailable, KernelFault, KernelHangError
@@ -182,7 +183,7 @@ class BenchPane:
             self.button.disabled = False
 
     def _run(self, design: Any) -> Any:
-        report = design.validate()
+        report = validate(design)
         if not report.ok:
             self._step(0, "")
             self._log(f"<span class='pg-bad'>cannot compile: the design has {len(report.errors)} error(s); "

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..analysis.validate import validate
 from ..model.config import PipelineConfig
 from ..model.design import Design
 from ..model.group import PipelineGroupMode
@@ -66,7 +67,7 @@ def _factory_call(cfg: PipelineConfig, where: str, indent: str) -> str:
 # -- the script -------------------------------------------------------------------------------
 
 def _check(design: Design) -> None:
-    report = design.validate()
+    report = validate(design)
     errors = [d for d in report.errors if not d.code.startswith("codegen.")]
     if errors:
         raise refuse(f"design {design.name!r} has {len(errors)} error(s), first: {errors[0].message}",

@@ -18,6 +18,7 @@ import warnings
 from contextvars import ContextVar
 from typing import Any, Sequence
 
+from ..analysis.validate import validate
 from ..errors import DesignError
 from ..model.design import Design
 from ._design import build_design
@@ -59,7 +60,7 @@ class TaskManager(TSAttributes):
 
     def print_and_verify(self) -> None:
         """Check the design (module docstring); print what was checked when ``verbose``."""
-        self.report = self.design.validate(checker=self.exhaustive_deadlock_race_check)
+        self.report = validate(self.design, checker=self.exhaustive_deadlock_race_check)
         problems = [d for d in self.report.errors if not d.code.startswith(_BUILD_ONLY)]
         if self.smem_allocator is not None and hasattr(self.smem_allocator, "verify"):
             self.smem_allocator.verify(self.design, self.smem_capacity_bytes)
