@@ -1,4 +1,5 @@
-"""Jobs for the executor tests: plain top-level functions a spawned worker can import by name."""
+"""Jobs for the executor tests: plain top-level functions a spawned worker can import by name; and
+``outcomes``, which runs a list of them through one session."""
 
 import os
 import time
@@ -56,3 +57,11 @@ def crash(design, executor=None):
 def hang_report(design, executor=None):
     from pgstudio.errors import KernelHangError
     raise KernelHangError(f"kernel of {design.name} hung", {"task": "store", "stage": 2})
+
+
+def outcomes(ex, job_list):
+    """Submit ``job_list`` to one session of executor ``ex``: each job's outcome by its key."""
+    with ex.session() as s:
+        for job in job_list:
+            s.submit(job)
+        return {o.job.key: o for o in s}

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -16,19 +17,15 @@ from pgstudio.errors import KernelFault, PgStudioError
 from pgstudio.runtime.executor import Job
 from pgstudio.runtime.executor import cluster as R
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from executor_jobs import outcomes  # noqa: E402
+
 pytestmark = pytest.mark.cluster
 
 
 @pytest.fixture
 def ray_ex(ray_local):
     return R.RayExecutor(max_retries=0, timeout_s=60)
-
-
-def _outcomes(ex, jobs):
-    with ex.session() as s:
-        for job in jobs:
-            s.submit(job)
-        return {o.job.key: o for o in s}
 
 
 def test_the_local_instance_is_described_by_what_it_holds(ray_ex):
@@ -39,7 +36,7 @@ def test_the_local_instance_is_described_by_what_it_holds(ray_ex):
 def test_a_gpu_job_on_a_cluster_without_gpus_says_why_and_cpu_jobs_still_run(ray_ex):
     if ray_ex.gpu_count():
         pytest.skip("this Ray instance has GPUs")
-    outs = _outcomes(ray_ex, [Job("gpu", os.getpid, gpu=True), Job("cpu", abs, (-3,)),
+    outs = outcomes(ray_ex, [Job("gpu", os.getpid, gpu=True), Job("cpu", abs, (-3,)),
                               Job("gpu2", os.getpid, gpu=True)])
     assert outs["cpu"].value == 3 and outs["cpu"].where.startswith("ray")
     for key in ("gpu", "gpu2"):
@@ -48,7 +45,7 @@ def test_a_gpu_job_on_a_cluster_without_gpus_says_why_and_cpu_jobs_still_run(ray
 
 def test_a_job_past_its_time_limit_is_stopped_and_said_in_words(ray_ex):
     t0 = time.monotonic()
-    outs = _outcomes(ray_ex, [Job("slow", time.sleep, (120,), label="a slow variant", timeout_s=1.0),
+    outs = outcomes(ray_ex, [Job("slow", time.sleep, (120,), label="a slow variant", timeout_s=1.0),
                               Job("quick", abs, (-2,))])
     assert time.monotonic() - t0 < 60
     slow = outs["slow"]
@@ -58,7 +55,7 @@ def test_a_job_past_its_time_limit_is_stopped_and_said_in_words(ray_ex):
 
 
 def test_a_worker_that_dies_on_every_attempt_is_one_failure(ray_ex):
-    outs = _outcomes(ray_ex, [Job("die", os._exit, (7,), label="a crashing variant"), Job("after", abs, (-5,))])
+    outs = outcomes(ray_ex, [Job("die", os._exit, (7,), label="a crashing variant"), Job("after", abs, (-5,))])
     died = outs["die"]
     assert died.error.kind == "WorkerDied" and died.error.crashed and died.attempts == 1 and died.where == "ray"
     assert died.error.message.startswith("the Ray worker running a crashing variant died after 0 retries (")

@@ -25,15 +25,8 @@ def embedded():
     ex.close()
 
 
-def _run(ex, job_list):
-    with ex.session() as s:
-        for j in job_list:
-            s.submit(j)
-        return {o.job.key: o for o in s}
-
-
 def test_values_and_errors_come_back_per_job(embedded):
-    outs = _run(embedded, [Job(f"sq{i}", jobs.square, (i,)) for i in range(5)] + [Job("bad", jobs.fail, (3,))])
+    outs = jobs.outcomes(embedded, [Job(f"sq{i}", jobs.square, (i,)) for i in range(5)] + [Job("bad", jobs.fail, (3,))])
     assert {k: o.value for k, o in outs.items() if o.ok} == {f"sq{i}": i * i for i in range(5)}
     bad = outs["bad"]
     assert not bad.ok and bad.error.kind == "ValueError" and "job 3 failed on purpose" in bad.error.message
@@ -44,7 +37,7 @@ def test_values_and_errors_come_back_per_job(embedded):
 
 
 def test_a_dying_worker_is_replaced_and_its_jobs_retried(embedded):
-    outs = _run(embedded, [Job("die", jobs.die)] + [Job(f"sq{i}", jobs.square, (i,)) for i in range(6)])
+    outs = jobs.outcomes(embedded, [Job("die", jobs.die)] + [Job(f"sq{i}", jobs.square, (i,)) for i in range(6)])
     # every other job completes (those in flight when the pool broke ran again)
     assert all(outs[f"sq{i}"].value == i * i for i in range(6)), {k: (o.value, o.error) for k, o in outs.items()}
     # the ones in flight with it ran again, alone, and were not charged for the crash
@@ -68,7 +61,7 @@ def test_gpu_workers_are_bound_to_their_device_and_started_lazily(embedded):
 
 def test_a_gpu_job_past_its_time_limit_costs_its_worker_only(embedded):
     t0 = time.monotonic()
-    outs = _run(embedded, [Job("hang", jobs.sleep, (60,), gpu=True, timeout_s=1.0),
+    outs = jobs.outcomes(embedded, [Job("hang", jobs.sleep, (60,), gpu=True, timeout_s=1.0),
                            Job("next", jobs.pid, gpu=True)])
     assert time.monotonic() - t0 < 30
     hang = outs["hang"]
@@ -77,7 +70,7 @@ def test_a_gpu_job_past_its_time_limit_costs_its_worker_only(embedded):
 
 
 def test_a_worker_with_a_broken_gpu_context_exits_before_its_next_job(embedded):
-    outs = _run(embedded, [Job("trap", jobs.break_context, gpu=True), Job("next", jobs.pid, gpu=True)])
+    outs = jobs.outcomes(embedded, [Job("trap", jobs.break_context, gpu=True), Job("next", jobs.pid, gpu=True)])
     assert "simulated" in outs["trap"].error.message
     nxt = outs["next"]
     assert nxt.ok and nxt.attempts == 2  # the poisoned worker refused it; a fresh one ran it
@@ -94,7 +87,7 @@ def test_inline_runs_in_this_process_and_names_resolve():
 
 def test_gpu_jobs_without_a_gpu_say_so():
     ex = EmbeddedExecutor(cpu_workers=1, gpus=[])
-    out = _run(ex, [Job("t", jobs.pid, gpu=True)])["t"]
+    out = jobs.outcomes(ex, [Job("t", jobs.pid, gpu=True)])["t"]
     assert out.error.kind == "GpuUnavailable"
     assert ex.gpu_worker_pids() == []
 
@@ -111,7 +104,7 @@ def test_inline_never_exits_the_calling_process_after_a_broken_context():
     from pgstudio.runtime.executor import _job
     ex = InlineExecutor()
     try:
-        out = _run(ex, [Job("trap", jobs.break_context), Job("next", jobs.square, (4,))])
+        out = jobs.outcomes(ex, [Job("trap", jobs.break_context), Job("next", jobs.square, (4,))])
         assert not out["trap"].ok and out["next"].value == 16  # still here: the inline caller is not a worker
     finally:
         _job._POISONED.clear()
