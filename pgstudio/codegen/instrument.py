@@ -33,8 +33,9 @@ SM, one ``%clock``).
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from ..errors import CompileError
 from ..model.kinds import OpKind
@@ -42,6 +43,7 @@ from ..model.kinds import OpKind
 if TYPE_CHECKING:  # pragma: no cover
     from ._writer import Writer
     from ..analysis.buildable.stream_plan import StreamPlan, TaskCode
+    from ..analysis.resolve import TaskPlan
 
 #: Bytes of one record and of one slab header.
 RECORD_BYTES = 16
@@ -95,49 +97,125 @@ class Instrument:
 
 
 def recorded(rs) -> bool:
-    """True when a resolved step generates code (so it takes time and gets a stamp): a barrier
-    action, or thread work.  A probe (try_wait) the next wait covers, a read fused into the
-    store and a tma commit the copy engine performs generate none."""
+    """True when a resolved step of a streaming kernel generates code (so it takes time and gets a
+    stamp): a barrier action, or thread work.  A probe (try_wait) the next wait covers, a read
+    fused into the store and a tma commit the copy engine performs generate none."""
     return bool(rs.actions) or (rs.step.op in ("load", "store") and rs.kind is not OpKind.TMA)
 
 
-def step_table(plan: "StreamPlan") -> tuple:
-    """Per task, per resolved step: what the decoder needs to name an event.
+def step_table(plans: Sequence["TaskPlan"], sets: Sequence, is_recorded: Callable = recorded) -> tuple:
+    """Per task (``plans``, resolved task plans in lane order), per resolved step: what the decoder
+    needs to name an event.
 
     ``(site, op, target, is_work, recorded, cursor, stages, start_phase, advances per iteration,
-    advances before this step in an iteration, actions)`` with actions ``(verb, set, first slot)``.
+    advances before this step in an iteration, actions, depth, cursor depth)`` with actions
+    ``(verb, set, first slot)``.  ``depth`` is the step's loop depth (1: inside the outermost
+    loop); an iteration is one pass of the innermost loop around the step (a GEMM's k loop for its
+    loads and MMAs, counted across tiles; its tile loop for the accumulator's hand-over), and the
+    kernel stamps each step with the count of those passes so far.  ``cursor depth`` is the depth
+    of the loop whose passes advance the step's cursor (a cursor is advanced in one loop): the
+    per-iteration and before counts are that loop's, so ``iteration * per_iteration + before``
+    (with that loop's iteration: the decoder keeps the last one seen at each depth) is the
+    cursor's use count, whose remainder by the stages is the stage and whose quotient the round.
     """
-    first = {s.name: s.first for s in plan.layout.sets}
-    out = []
-    for tc in plan.tasks:
-        steps = list(tc.plan.steps())
-        per_iter: dict[str, int] = {}
-        for rs in steps:
-            for c in rs.advances:
-                per_iter[c] = per_iter.get(c, 0) + 1
-        seen: dict[str, int] = {}
-        rows = []
-        for k, rs in enumerate(steps):
-            cur = tc.plan.cursor(rs.cursor) if rs.cursor else None
-            rows.append((k, rs.step.op, rs.step.target, rs.step.is_work, recorded(rs), rs.cursor or "",
+    first = {s.name: s.first for s in sets}
+    return tuple(_task_rows(tp, first, is_recorded) for tp in plans)
+
+
+def _task_rows(tp: "TaskPlan", first: dict[str, int], is_recorded: Callable) -> tuple:
+    """One task's rows of ``step_table``, in the order of ``tp.steps()``."""
+    from ..analysis.resolve import ResolvedLoop
+    cursor_depth: dict[str, int] = {}  # cursor -> depth of the loop whose passes advance it
+
+    def scan(nodes, depth: int) -> None:
+        for n in nodes:
+            if isinstance(n, ResolvedLoop):
+                scan(n.body, depth + 1)
+            else:
+                for c in n.advances:
+                    cursor_depth.setdefault(c, depth)
+
+    rows: list[tuple] = []
+
+    def body(nodes, depth: int, levels: dict[int, tuple[Counter, Counter]]) -> None:
+        # per enclosing depth: (advances per pass of that loop's body, advances so far in this pass)
+        levels = {**levels, depth: (Counter(c for n in nodes if not isinstance(n, ResolvedLoop) for c in n.advances),
+                                    Counter())}
+        for rs in nodes:
+            if isinstance(rs, ResolvedLoop):
+                body(rs.body, depth + 1, levels)
+                continue
+            cur = tp.cursor(rs.cursor) if rs.cursor else None
+            level = cursor_depth.get(rs.cursor, depth) if cur else depth
+            per_iter, seen = levels.get(level, (Counter(), Counter()))
+            rows.append((len(rows), rs.step.op, rs.step.target, rs.step.is_work, is_recorded(rs), rs.cursor or "",
                          cur.stages if cur else 0, cur.start_phase if cur else 0,
-                         per_iter.get(rs.cursor, 0) if cur else 0, seen.get(rs.cursor, 0) if cur else 0,
-                         tuple((a.verb, a.set, first[a.set]) for a in rs.actions)))
-            for c in rs.advances:
-                seen[c] = seen.get(c, 0) + 1
-        out.append(tuple(rows))
-    return tuple(out)
+                         per_iter[rs.cursor] if cur else 0, seen[rs.cursor] if cur else 0,
+                         tuple((str(a.verb), a.set, first[a.set]) for a in rs.actions), depth, level))
+            levels[depth][1].update(rs.advances)
+
+    scan(tp.nodes, 0)
+    body(tp.nodes, 0, {})
+    return tuple(rows)
+
+
+def check_sites(design: str, plans: Sequence["TaskPlan"]) -> None:
+    """Refuse a design with a task of more steps than a record's site field numbers."""
+    if max((len(list(tp.steps())) for tp in plans), default=0) >= 1 << SITE_BITS:
+        raise CompileError(f"a task of design {design!r} has more than {1 << SITE_BITS} steps; "
+                           "instrumented builds number steps in 12 bits")
+
+
+def buffer_meta(spec: Instrument, tasks: Sequence[tuple[str, int, int]], steps: tuple, sets: Sequence) -> tuple:
+    """``KernelSource.info['instrument']``: the buffer's layout and the step table, for the decoder
+    (one shape for every generator, so one decoder reads them all)."""
+    info = (("blocks", spec.blocks), ("capacity", spec.capacity), ("record_bytes", RECORD_BYTES),
+            ("buffer_bytes", spec.buffer_bytes(len(tasks))), ("tasks", tuple(tasks)), ("steps", steps),
+            ("sets", tuple((b.name, b.first, b.stages) for b in sets)))
+    return ("instrument", info)
+
+
+def device_prelude(spec: Instrument, num_tasks: int) -> str:
+    """The stamp helpers and the sample's constants, for a kernel's prelude."""
+    return (DEVICE.strip("\n") + f"\n#define PG_INS_BLOCKS {spec.blocks}u\n#define PG_INS_TASKS {num_tasks}u\n"
+            f"#define PG_INS_CAP {spec.capacity}u")
+
+
+def lane_setup(task_index: int, lane_cond: str) -> tuple[str, ...]:
+    """A task's lane setup: the slab pointer, the capacity (0 where this thread or block does not
+    record; ``lane_cond``: the C condition of the recording thread, "" for an elected thread),
+    the step's start clocks and the task's start."""
+    who = f" && {lane_cond}" if lane_cond else ""
+    return (f"const u32 pg_ins_cap = (blockIdx.x < PG_INS_BLOCKS{who}) ? PG_INS_CAP : 0u;  "
+            "// instrumented: this lane stamps its steps",
+            f"uint4* const pg_ins = pg_trace + (pg_ins_cap ? (blockIdx.x * PG_INS_TASKS + {task_index}u) * "
+            "(PG_INS_CAP + 1u) : 0u);",
+            "u32 pg_ins_n = 0, pg_ins_g = 0, pg_ins_c = 0, pg_ins_bk = 0;",
+            "const u64 pg_ins_t0 = pg_ins_cap ? pg_globaltimer() : 0ull;",
+            "const u32 pg_ins_c0 = pg_ins_cap ? pg_ins_clk() : 0u;")
+
+
+#: The lines around a stamped step and a wait's probe, and the lane's header (kernel-agnostic).
+STEP_BEGIN = "if (pg_ins_n < pg_ins_cap) { pg_ins_g = (u32)pg_globaltimer(); pg_ins_c = pg_ins_clk(); pg_ins_bk = 0; }"
+LANE_END = "if (pg_ins_cap) pg_ins[0] = make_uint4(pg_ins_n, (u32)pg_ins_t0, (u32)(pg_ins_t0 >> 32), pg_ins_c0);"
+
+
+def probe_line(slot: str, phase: str) -> str:
+    return f"if (pg_ins_n < pg_ins_cap) pg_ins_bk = pg_ins_ready({slot}, {phase}) ? 0u : 1u;"
+
+
+def step_end_line(site: int, iteration: str) -> str:
+    return (f"if (pg_ins_cap) pg_ins_put(pg_ins, pg_ins_cap, pg_ins_n, pg_ins_g, pg_ins_c, "
+            f"{site}u | (pg_ins_bk << {BLOCKED_BIT}) | ((u32){iteration} << {ITER_SHIFT}));")
 
 
 class Stamps:
-    """The instrumentation the kernel writer weaves in (``codegen.kernel`` calls these hooks)."""
+    """The instrumentation the streaming kernel writer weaves in (``codegen.kernel`` calls these hooks)."""
 
     c_arg = "uint4* __restrict__ pg_trace"
 
     def __init__(self, plan: "StreamPlan", spec: Instrument) -> None:
-        if max((len(list(t.plan.steps())) for t in plan.tasks), default=0) >= 1 << SITE_BITS:
-            raise CompileError(f"a task of design {plan.design.name!r} has more than {1 << SITE_BITS} steps; "
-                               "instrumented builds number steps in 12 bits")
+        check_sites(plan.design.name, [t.plan for t in plan.tasks])
         self.plan = plan
         self.spec = spec
         self.task_index = {tc.task.name: i for i, tc in enumerate(plan.tasks)}
@@ -150,52 +228,42 @@ class Stamps:
         return KernelParam("pg_trace", "trace", "u32")
 
     def prelude(self) -> str:
-        s = self.spec
-        return (DEVICE.strip("\n") + f"\n#define PG_INS_BLOCKS {s.blocks}u\n#define PG_INS_TASKS {len(self.plan.tasks)}u\n"
-                f"#define PG_INS_CAP {s.capacity}u")
+        return device_prelude(self.spec, len(self.plan.tasks))
 
     def meta(self) -> tuple[str, object]:
-        s = self.spec
-        info = (("blocks", s.blocks), ("capacity", s.capacity), ("record_bytes", RECORD_BYTES),
-                ("buffer_bytes", s.buffer_bytes(len(self.plan.tasks))),
-                ("tasks", tuple((t.task.name, t.task.warp_idx, t.task.num_warps) for t in self.plan.tasks)),
-                ("steps", step_table(self.plan)),
-                ("sets", tuple((b.name, b.first, b.stages) for b in self.plan.layout.sets)))
-        return ("instrument", info)
+        plans = [t.plan for t in self.plan.tasks]
+        tasks = tuple((t.task.name, t.task.warp_idx, t.task.num_warps) for t in self.plan.tasks)
+        return buffer_meta(self.spec, tasks, step_table(plans, self.plan.layout.sets), self.plan.layout.sets)
 
     # -- hooks, in the order the writer calls them -----------------------------------------------
     def task_begin(self, w: "Writer", tc: "TaskCode") -> None:
         """Lane setup: slab pointer, capacity (0 where this thread or block does not record), bases."""
-        t = self.task_index[tc.task.name]
-        who = "" if tc.elected else " && pg_tt == 0"
-        w.add(f"const u32 pg_ins_cap = (blockIdx.x < PG_INS_BLOCKS{who}) ? PG_INS_CAP : 0u;  "
-              "// instrumented: this lane stamps its steps", f"instrument {tc.task.name}")
-        w.add(f"uint4* const pg_ins = pg_trace + (pg_ins_cap ? (blockIdx.x * PG_INS_TASKS + {t}u) * (PG_INS_CAP + 1u) : 0u);")
-        w.add("u32 pg_ins_n = 0, pg_ins_g = 0, pg_ins_c = 0, pg_ins_bk = 0;")
-        w.add("const u64 pg_ins_t0 = pg_ins_cap ? pg_globaltimer() : 0ull;")
-        w.add("const u32 pg_ins_c0 = pg_ins_cap ? pg_ins_clk() : 0u;")
+        lines = lane_setup(self.task_index[tc.task.name], "" if tc.elected else "pg_tt == 0")
+        w.add(lines[0], f"instrument {tc.task.name}")
+        for ln in lines[1:]:
+            w.add(ln)
         self.k = -1
 
     def step_begin(self, w: "Writer", rs) -> None:
         self.k += 1
         self.on = recorded(rs)
         if self.on:
-            w.add("if (pg_ins_n < pg_ins_cap) { pg_ins_g = (u32)pg_globaltimer(); pg_ins_c = pg_ins_clk(); pg_ins_bk = 0; }")
+            w.add(STEP_BEGIN)
 
     def probe(self, w: "Writer", slot: str, phase: str) -> None:
         """Before a wait: note whether the barrier is still closed (the wait will block)."""
         if self.on:
-            w.add(f"if (pg_ins_n < pg_ins_cap) pg_ins_bk = pg_ins_ready({slot}, {phase}) ? 0u : 1u;")
+            w.add(probe_line(slot, phase))
 
     def step_end(self, w: "Writer") -> None:
         if self.on:
-            w.add(f"if (pg_ins_cap) pg_ins_put(pg_ins, pg_ins_cap, pg_ins_n, pg_ins_g, pg_ins_c, "
-                  f"{self.k}u | (pg_ins_bk << {BLOCKED_BIT}) | ((u32)pg_it << {ITER_SHIFT}));")
+            w.add(step_end_line(self.k, "pg_it"))
         self.on = False
 
     def task_end(self, w: "Writer") -> None:
-        w.add("if (pg_ins_cap) pg_ins[0] = make_uint4(pg_ins_n, (u32)pg_ins_t0, (u32)(pg_ins_t0 >> 32), pg_ins_c0);")
+        w.add(LANE_END)
 
 
-__all__ = ["BLOCKED_BIT", "DEVICE", "ITER_BITS", "ITER_SHIFT", "Instrument", "MAX_BLOCKS", "MAX_CAPACITY",
-           "RECORD_BYTES", "SITE_BITS", "Stamps", "recorded", "step_table"]
+__all__ = ["BLOCKED_BIT", "DEVICE", "ITER_BITS", "ITER_SHIFT", "Instrument", "LANE_END", "MAX_BLOCKS", "MAX_CAPACITY",
+           "RECORD_BYTES", "SITE_BITS", "STEP_BEGIN", "Stamps", "buffer_meta", "check_sites", "device_prelude",
+           "lane_setup", "probe_line", "recorded", "step_end_line", "step_table"]

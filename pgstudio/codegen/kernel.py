@@ -104,8 +104,8 @@ def emit(design: Design, *, arch: str = "sm_90a", validate: bool = True, watchdo
     them all.  ``validate=False`` skips the design rules (to build deliberately wrong kernels,
     e.g. for watchdog tests); what the generator itself cannot build is still refused.
     ``tuning`` picks streaming code variants (``TUNING``).  ``instrument`` (an ``Instrument``)
-    builds a kernel that stamps every step of a sample of blocks (``codegen.instrument``;
-    streaming designs only).  MMA designs go to ``codegen.gemm.emit_gemm(design, arch=...,
+    builds a kernel that stamps every step of a sample of blocks (``codegen.instrument``; MMA
+    designs: ``codegen.gemm.stamps``).  MMA designs go to ``codegen.gemm.emit_gemm(design, arch=...,
     **gemm_options)``.  Options that do not apply raise ``CompileError``.
     """
     if arch not in ARCHES:
@@ -116,8 +116,6 @@ def emit(design: Design, *, arch: str = "sm_90a", validate: bool = True, watchdo
             allowed = "; ".join(f"{n}: {', '.join(vals)}" for n, vals in TUNING.items())
             raise CompileError(f"tuning {k}={v!r} is not known; allowed: {allowed}")
     mma = is_mma_design(design)
-    if mma and instrument is not None:
-        raise CompileError(f"instrumented builds cover streaming designs; {design.name!r} is an MMA design")
     if gemm_options and not mma:
         raise CompileError(f"options {', '.join(sorted(gemm_options))} apply to MMA designs only; "
                            f"{design.name!r} is a streaming design")
@@ -125,7 +123,8 @@ def emit(design: Design, *, arch: str = "sm_90a", validate: bool = True, watchdo
         require_valid(design, arch)
     with on_errors(design, "the code generator"):  # validate=False: a design with errors may leave nothing to build
         if mma:
-            return emit_gemm(design, arch=arch, validate=False, **gemm_options)  # validated above when asked
+            return emit_gemm(design, arch=arch, validate=False, instrument=instrument,
+                             **gemm_options)  # validated above when asked
         plan = plan_stream(design).require(design.name, arch)
         return _Kernel(plan, arch, watchdog, {k: knobs.get(k, vals[0]) for k, vals in TUNING.items()},
                        instrument).source()

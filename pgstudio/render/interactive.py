@@ -94,6 +94,11 @@ def timeline_plot(timeline: Any, *, selected: int | None = None, title: bool = T
     return _figure(timeline_spec(timeline, selected=selected, title=title))
 
 
+def compare_plot(simulated: Any, measured: Any, *, title: bool = True) -> Any:
+    """Simulated above measured, one time axis, as a Plotly figure (``compare_spec``)."""
+    return _figure(compare_spec(simulated, measured, title=title))
+
+
 def timeline_spec(timeline: Any, *, selected: int | None = None, title: bool = True) -> dict:
     """The timeline as Plotly data and layout (``{"data": [...], "layout": {...}}``): one lane per
     task (warps in the label), work bars in their stage colour, barrier operations grey, blocked
@@ -101,9 +106,78 @@ def timeline_spec(timeline: Any, *, selected: int | None = None, title: bool = T
     phase parity, iteration, start and duration.
     ``selected``: index of an event to outline (a click in the studio); ``title=False`` leaves the
     summary to the page around the figure."""
-    tasks = {name: (w, n) for name, w, n in timeline.tasks}
     lanes = list(timeline.lanes)
-    label = {t: lane_label(t, *tasks.get(t, (0, 1))) for t in lanes}
+    label = _labels(lanes, timeline.tasks)
+    traces = _timeline_traces(timeline, label, selected)
+    layout = dict(
+        barmode="overlay", bargap=0.25, margin={"l": 10, "r": 10, "t": 40, "b": 40},
+        xaxis={"title": "time (ns)", "rangemode": "tozero"},
+        yaxis=_lane_axis(lanes, label),
+        legend={"orientation": "h", "y": -0.25 if len(lanes) > 3 else -0.4}, dragmode="zoom", uirevision="timeline")
+    height = (130 if title else 118) + LANE_PX * max(len(lanes), 1)
+    return {"data": traces, "layout": _frame(layout, timeline.summary() if title else None, height)}
+
+
+def compare_spec(simulated: Any, measured: Any, *, selected: int | None = None, title: bool = True) -> dict:
+    """Two timelines of one design, one above the other, as Plotly data and layout: the same lanes
+    (the simulator's, then any only the other has), the same colours and one shared time axis, so
+    a zoom or pan moves both.  The first view is the span both cover.  Marks carry their event's
+    index in ``simulated.events``, then ``len(simulated.events)`` + the index in ``measured.events``
+    (``compared_event`` turns one back into its event)."""
+    lanes = list(dict.fromkeys([*simulated.lanes, *measured.lanes]))
+    label = _labels(lanes, (*simulated.tasks, *measured.tasks))
+    offset = len(simulated.events)
+    sel_top = selected if selected is not None and selected < offset else None
+    sel_low = selected - offset if selected is not None and selected >= offset else None
+    traces = _timeline_traces(simulated, label, sel_top)
+    for t in _timeline_traces(measured, label, sel_low, yaxis="y2", offset=offset):
+        traces.append({**t, "showlegend": False})  # the colours mean what they mean above
+    ends = [max((e.end for e in tl.events), default=0.0) for tl in (simulated, measured)]
+    axis = _lane_axis(lanes, label)
+    layout = dict(
+        barmode="overlay", bargap=0.25, margin={"l": 10, "r": 10, "t": 40, "b": 40},
+        xaxis={"title": "time (ns), from each timeline's first step", "anchor": "y2",
+               "range": [0, max(min(ends), 1.0)]},
+        yaxis={**axis, "domain": [0.54, 1.0]}, yaxis2={**axis, "domain": [0.0, 0.46]},
+        annotations=[_panel_note(simulated, 1.0), _panel_note(measured, 0.46)],
+        legend={"orientation": "h", "y": -0.15}, dragmode="zoom", uirevision="compare")
+    height = (150 if title else 138) + 2 * LANE_PX * max(len(lanes), 1)
+    heading = f"{simulated.design}: {_source_words(simulated)} above, {_source_words(measured)} below"
+    return {"data": traces, "layout": _frame(layout, heading if title else None, height)}
+
+
+def compared_event(simulated: Any, measured: Any, index: int) -> Any:
+    """The event a mark of ``compare_spec(simulated, measured)`` stands for."""
+    offset = len(simulated.events)
+    return simulated.events[index] if index < offset else measured.events[index - offset]
+
+
+def _source_words(tl: Any) -> str:
+    meta = tl.meta_dict
+    if tl.source == "measured":
+        return f"measured (block {meta.get('block', 0)})"
+    return tl.source
+
+
+def _panel_note(tl: Any, top: float) -> dict:
+    return {"text": f"<b>{_source_words(tl)}</b>", "xref": "paper", "yref": "paper", "x": 1.0, "y": top,
+            "xanchor": "right", "yanchor": "bottom", "showarrow": False, "font": {"size": 11}}
+
+
+def _labels(lanes: list[str], tasks) -> dict[str, str]:
+    where = {name: (w, n) for name, w, n in tasks}
+    return {t: lane_label(t, *where.get(t, (0, 1))) for t in lanes}
+
+
+def _lane_axis(lanes: list[str], label: dict[str, str]) -> dict:
+    return {"categoryorder": "array", "categoryarray": [label[t] for t in reversed(lanes)], "automargin": True,
+            "ticksuffix": "  "}  # a gap between a lane's label and its first bar
+
+
+def _timeline_traces(timeline: Any, label: dict[str, str], selected: int | None, *, yaxis: str = "y",
+                     offset: int = 0) -> list[dict]:
+    """The bars and marks of ``timeline`` on the lane axis ``yaxis``; marks carry ``offset`` + their
+    event's index."""
     bars: dict[str, dict[str, list]] = {}
     marks: dict[str, dict[str, list]] = {}
     for i, e in enumerate(timeline.events):
@@ -114,26 +188,27 @@ def timeline_spec(timeline: Any, *, selected: int | None = None, title: bool = T
             b["x"].append(e.end - e.start)
             b["base"].append(e.start)
             b["y"].append(label.get(e.task, e.task))
-            b["c"].append(i)
+            b["c"].append(offset + i)
             b["h"].append(words)
             b["colour"].append(KIND_COLOUR.get(key) or style.stage_colour(e.stage))
         else:
             m = marks.setdefault(e.kind, {"x": [], "y": [], "c": [], "h": []})
             m["x"].append(e.start)
             m["y"].append(label.get(e.task, e.task))
-            m["c"].append(i)
+            m["c"].append(offset + i)
             m["h"].append(words)
     traces: list[dict] = []
     names = {"work": "work (stage colour)", "sync": "barrier operation", "blocked": "blocked on a barrier"}
+    chosen = None if selected is None else offset + selected
     for key in ("work", "sync", "blocked"):
         if key not in bars:
             continue
         b = bars[key]
-        lines = [2.5 if c == selected else 0.5 for c in b["c"]]
+        lines = [2.5 if c == chosen else 0.5 for c in b["c"]]
         traces.append(_columns(dict(
             type="bar", x=b["x"], base=b["base"], y=b["y"], orientation="h", name=names[key], customdata=b["c"],
             hovertext=b["h"], marker={"color": b["colour"], "line": {"color": style.INK, "width": lines}},
-            hovertemplate=EVENT_HOVER, width=0.6 if key != "sync" else 0.35)))
+            hovertemplate=EVENT_HOVER, width=0.6 if key != "sync" else 0.35, yaxis=yaxis)))
     symbols = {"arrive": ("triangle-down", style.ROLE["full"], "arrive"),
                "phase_flip": ("diamond", style.HIGHLIGHT, "phase flip")}
     for kind, m in marks.items():
@@ -141,15 +216,8 @@ def timeline_spec(timeline: Any, *, selected: int | None = None, title: bool = T
         traces.append(_columns(dict(
             type="scatter", x=m["x"], y=m["y"], mode="markers", name=name, customdata=m["c"], hovertext=m["h"],
             marker={"symbol": symbol, "color": colour, "size": 8, "line": {"color": style.INK, "width": 0.5}},
-            hovertemplate=MARK_HOVER)))
-    layout = dict(
-        barmode="overlay", bargap=0.25, margin={"l": 10, "r": 10, "t": 40, "b": 40},
-        xaxis={"title": "time (ns)", "rangemode": "tozero"},
-        yaxis={"categoryorder": "array", "categoryarray": [label[t] for t in reversed(lanes)], "automargin": True,
-               "ticksuffix": "  "},  # a gap between a lane's label and its first bar
-        legend={"orientation": "h", "y": -0.25 if len(lanes) > 3 else -0.4}, dragmode="zoom", uirevision="timeline")
-    height = (130 if title else 118) + LANE_PX * max(len(lanes), 1)
-    return {"data": traces, "layout": _frame(layout, timeline.summary() if title else None, height)}
+            hovertemplate=MARK_HOVER, yaxis=yaxis)))
+    return traces
 
 
 def slot_text(layout: Any, s: Any, buffers: dict[str, Any] | None = None) -> str:
@@ -271,5 +339,6 @@ def to_html(fig: Any) -> str:
     return fig.to_html(include_plotlyjs=True, full_html=True)
 
 
-__all__ = ["barrier_plot", "barrier_spec", "event_text", "figure_widget", "fit", "fit_when_drawn", "lane_label",
+__all__ = ["barrier_plot", "barrier_spec", "compare_plot", "compare_spec", "compared_event", "event_text", "figure_widget",
+           "fit", "fit_when_drawn", "lane_label",
            "replace_figure", "slot_text", "timeline_plot", "timeline_spec", "to_html"]

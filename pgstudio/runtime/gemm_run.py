@@ -259,11 +259,11 @@ def split_k_sizes(m: int, n: int, tile: tuple[int, ...], split: tuple[int, int])
 
 
 def gemm_params(src: KernelSource, work: GemmWorkload, maps: dict[str, Any], abort: Any, diag: Any,
-                workspace: Callable[[], tuple[Any, Any]], budget_ms: float) -> tuple[list, Any]:
+                workspace: Callable[[], tuple[Any, Any]], budget_ms: float, stamps: Any = None) -> tuple[list, Any]:
     """The parameter objects of ``src`` in kernel order -- tensor maps by value, device pointers,
     the problem's M, N, K, the watchdog budget in ns -- and the ``void**`` array pointing at them
     (what ``cuLaunchKernel`` takes).  ``workspace()``: the split-K buffers, asked for only by a
-    kernel that has them."""
+    kernel that has them; ``stamps``: an instrumented kernel's stamp buffer."""
     objs: list[Any] = []
     for p in src.params:
         if p.kind == "tensormap":
@@ -280,6 +280,8 @@ def gemm_params(src: KernelSource, work: GemmWorkload, maps: dict[str, Any], abo
             objs.append(ctypes.c_int32({"M": work.m, "N": work.n, "K": work.k}[p.name]))
         elif p.kind == "u64":
             objs.append(ctypes.c_uint64(int(budget_ms * 1e6)))
+        elif p.kind == "trace" and stamps is not None:
+            objs.append(ctypes.c_uint64(stamps.data.ptr))
         else:
             raise DesignError(f"kernel parameter {p.name!r} has unknown kind {p.kind!r}", code="gemm.param",
                               hint="the GEMM generator passes tensormap, ptr, i32 and u64 parameters")
@@ -325,6 +327,8 @@ class GemmLauncher(Launcher):
         self.diag = cp.zeros(DIAG_WORDS, dtype=cp.int32)
         self.split = src.info.get("split_k") or (1, 0)  # (parts, storing warps)
         self._workspace: dict[tuple[int, int], tuple[Any, Any]] = {}
+        ins = dict(src.info.get("instrument") or ())  # an instrumented build: its stamp buffer
+        self.buffer = cp.zeros(int(ins["buffer_bytes"]) // 4, dtype=cp.uint32) if ins else None
 
     @property
     def label(self) -> str:
@@ -345,14 +349,17 @@ class GemmLauncher(Launcher):
         return self._workspace[key]
 
     def reset(self, work: GemmWorkload | None = None) -> None:
-        """Split-K counters back to zero (a launch the watchdog stopped may have left some set)."""
+        """Split-K counters back to zero (a launch the watchdog stopped may have left some set);
+        an instrumented kernel's stamp buffer too (each launch records from its start)."""
         if self.split[0] > 1 and work is not None:
             self.workspace(work)[1].fill(0)
+        if self.buffer is not None:
+            self.buffer.data.memset_async(0, self.buffer.nbytes)
 
     def args(self, work: GemmWorkload) -> tuple:
         """The parameter objects in kernel order, and the void** array pointing at them (``gemm_params``)."""
         return gemm_params(self.src, work, work.maps_for(self.src), self.abort, self.diag, lambda: self.workspace(work),
-                           self.budget_ms)
+                           self.budget_ms, self.buffer)
 
     def launch(self, work: GemmWorkload, args: tuple | None = None) -> None:
         objs, ptrs = args or self.args(work)

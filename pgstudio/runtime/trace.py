@@ -128,6 +128,7 @@ def decode(src: KernelSource | Mapping, data: Any, *, meta: Iterable[tuple[str, 
     ins = _instrument_info(src)
     info = dict(src.info if isinstance(src, KernelSource) else src)
     tasks = tuple(ins["tasks"])
+    steps = tuple(ins["steps"])
     blocks, cap = int(ins["blocks"]), int(ins["capacity"])
     words = _u32s(data)
     need = blocks * len(tasks) * (cap + 1) * 4
@@ -146,14 +147,17 @@ def decode(src: KernelSource | Mapping, data: Any, *, meta: Iterable[tuple[str, 
             start_gt = gt_lo | gt_hi << 32
             ref = c0 if ref is None else ref
             shift = _signed(c0 - ref)
-            stamps, wrap, last = [], 0, -1
+            table = steps[t] if t < len(steps) else ()
+            stamps, wrap, last = [], {}, {}  # per loop depth: iteration counts wrap in their own field
             for i in range(min(count, cap)):
                 g, c, dur, code = words[base + 4 * (i + 1):base + 4 * (i + 2)]
-                it = (code >> ITER_SHIFT) & iter_mask
-                if it < last:
-                    wrap += 1 << ITER_BITS
-                last = it
-                stamps.append(Stamp(code & site_mask, bool(code >> BLOCKED_BIT & 1), it + wrap,
+                it, site = (code >> ITER_SHIFT) & iter_mask, code & site_mask
+                row = table[site] if site < len(table) else ()
+                depth = row[11] if len(row) >= 13 else 0
+                if it < last.get(depth, -1):
+                    wrap[depth] = wrap.get(depth, 0) + (1 << ITER_BITS)
+                last[depth] = it
+                stamps.append(Stamp(site, bool(code >> BLOCKED_BIT & 1), it + wrap.get(depth, 0),
                                     start_gt + (g - gt_lo) % _U32, shift + (c - c0) % _U32, dur))
             lanes.append(Lane(b, name, (warp, nwarps), start_gt, shift, count, tuple(stamps)))
     ref = min((ln.start_gt for ln in lanes), default=0)
@@ -163,7 +167,7 @@ def decode(src: KernelSource | Mapping, data: Any, *, meta: Iterable[tuple[str, 
         pts += [(s.cycles, s.gt - ref) for ln in lanes if ln.block == b for s in ln.stamps]
         fits[b] = _fit(pts)
     return Trace(str(info.get("design", "")) or (src.design if isinstance(src, KernelSource) else ""),
-                 tasks, tuple(lanes), fits, tuple(ins["steps"]), tuple(meta), ref)
+                 tasks, tuple(lanes), fits, steps, tuple(meta), ref)
 
 
 @dataclass(frozen=True)
@@ -218,14 +222,17 @@ class Trace:
             if ln.block != block:
                 continue
             table = self.steps[order[ln.task]] if self.steps else ()
+            passes: dict[int, int] = {}  # loop depth -> the last pass count a stamp there carried
             for s in ln.stamps:
                 start = self._ns(block, s.cycles, s.gt, clock) - zero
-                events.extend(_events(ln, s, start, start + f.ns_per_cycle * s.dur,
-                                      table[s.site] if s.site < len(table) else None))
+                row = table[s.site] if s.site < len(table) else None
+                events.extend(_events(ln, s, start, start + f.ns_per_cycle * s.dur, row, _cursor_pass(row, s, passes)))
+        copies, bounded = landed_copies(events)
         meta = [("status", "complete"), ("block", block), ("clock", clock), ("ns_per_cycle", f.ns_per_cycle),
                 ("timer_step_ns", f.step_ns), ("clock_fitted", f.fitted),
-                ("dropped", {ln.task: ln.dropped for ln in self.lanes if ln.block == block}), *self.meta]
-        return Timeline.from_events(self.design, events, self.tasks, "measured", meta)
+                ("dropped", {ln.task: ln.dropped for ln in self.lanes if ln.block == block}),
+                ("copies_landed_by", bounded), *self.meta]
+        return Timeline.from_events(self.design, events + copies, with_copy_lanes(self.tasks, copies), "measured", meta)
 
     def timelines(self, *, clock: str = "cycles") -> list[Timeline]:
         return [self.timeline(b, clock=clock) for b in self.blocks]
@@ -263,14 +270,26 @@ class Trace:
     def __str__(self) -> str:
         return self.summary()
 
-def _events(ln: Lane, s: Stamp, start: float, end: float, row) -> list[Event]:
-    """The timeline events of one stamp (its step, the time blocked, the arrivals it made)."""
+def _cursor_pass(row, s: Stamp, passes: dict[int, int]) -> int:
+    """The pass count of the loop that advances the stamp's cursor (``step_table``): the stamp's
+    own iteration when that is its innermost loop, else the last pass count a stamp of that outer
+    loop carried (``passes``, updated here; 0 before any)."""
+    if row is None or len(row) < 13:
+        return s.iteration
+    depth, level = row[11], row[12]
+    passes[depth] = s.iteration
+    return s.iteration if level == depth else passes.get(level, 0)
+
+
+def _events(ln: Lane, s: Stamp, start: float, end: float, row, cursor_pass: int | None = None) -> list[Event]:
+    """The timeline events of one stamp (its step, the time blocked, the arrivals it made);
+    ``cursor_pass``: the pass count of the loop that advances its cursor (default: its iteration)."""
     if row is None:
         return [Event(ln.task, f"site {s.site}", SYNC, start, end, iteration=s.iteration, warps=ln.warps)]
-    _site, op, target, is_work, _rec, cursor, stages, start_phase, per_iter, before, actions = row
+    _site, op, target, is_work, _rec, cursor, stages, start_phase, per_iter, before, actions = row[:11]
     stage = rnd = -1
     if cursor and stages:
-        use = s.iteration * per_iter + before
+        use = (s.iteration if cursor_pass is None else cursor_pass) * per_iter + before
         stage, rnd = use % stages, use // stages
     def slot(first: int) -> int:
         return first + stage if stage >= 0 else -1
@@ -290,6 +309,52 @@ def _events(ln: Lane, s: Stamp, start: float, end: float, row) -> list[Event]:
             out.append(Event(ln.task, "arrive", ARRIVE, end, end, target, bset, slot(first), stage,
                              rnd & 1 if rnd >= 0 else -1, s.iteration, ln.warps))
     return out
+
+
+# -- copy lanes ----------------------------------------------------------------------------------
+
+def landed_copies(events: Sequence[Event]) -> tuple[list[Event], int]:
+    """The copy engine's lane, as far as the stamps observe it: one ``copy`` event per bulk / TMA
+    copy a task issued (a ``load`` whose barrier is completed by the copy's bytes), from the issue
+    to the moment a waiter saw that full barrier complete (a wait on the same slot and parity
+    that ended after the issue and began before the slot's next issue: the same round, since the
+    round two before completed before the producer could acquire the stage again).  When a waiter blocked on it, that
+    moment is the landing itself; when every waiter found it complete, the copy landed before
+    the earliest wait began, and its event ends there (an upper bound; their number is returned
+    beside the events and kept in the timeline's meta as ``copies_landed_by``).  The lane is the
+    simulator's (``<task>.tma``), so the two timelines have the same lanes."""
+    from ..analysis.simulate import COPY_LANE
+    issues = [e for e in events if e.op == "load" and e.kind == WORK and e.slot >= 0 and e.barrier]
+    waits = sorted((e for e in events if e.op in ("wait", "blocked") and e.slot >= 0), key=lambda e: e.start)
+    by_slot: dict[int, list[Event]] = {}
+    for e in sorted(issues, key=lambda e: e.start):
+        by_slot.setdefault(e.slot, []).append(e)
+    out, bounded = [], 0
+    for slot, seq in by_slot.items():
+        for i, e in enumerate(seq):
+            nxt = seq[i + 1].start if i + 1 < len(seq) else float("inf")
+            seen = [w for w in waits if w.slot == slot and w.phase == e.phase and w.task != e.task
+                    and w.end >= e.start and w.start < nxt]
+            if not seen:
+                continue  # no sampled waiter recorded this stage's round
+            blocked = [w.end for w in seen if w.op == "blocked"]
+            end = min(blocked) if blocked else min(w.start for w in seen)
+            bounded += not blocked
+            out.append(Event(COPY_LANE.format(task=e.task), "copy", WORK, e.start, max(end, e.end), e.target, e.barrier,
+                             e.slot, e.stage, e.phase, e.iteration, e.warps))
+    return out, bounded
+
+
+def with_copy_lanes(tasks: Sequence[tuple[str, int, int]], copies: Sequence[Event]) -> tuple:
+    """``tasks`` with each copying task's ``<task>.tma`` lane after it (the simulator's order)."""
+    from ..analysis.simulate import COPY_LANE
+    copying = {e.task for e in copies}
+    out = []
+    for name, warp, n in tasks:
+        out.append((name, warp, n))
+        if COPY_LANE.format(task=name) in copying:
+            out.append((COPY_LANE.format(task=name), warp, n))
+    return tuple(out)
 
 
 # -- Chrome / Perfetto ---------------------------------------------------------------------------
@@ -371,10 +436,20 @@ def trace(design: Any, *, n: int | None = None, instrument: Instrument | None = 
           tuning: Mapping[str, Any] | None = None, validate: bool = True, executor: Any = None) -> Trace:
     """Run ``design``'s instrumented kernel (verified) and decode its stamps; see the module docstring.
 
-    The run happens in a GPU worker process (``executor``; ``"inline"``: this process), so a kernel
-    that traps raises ``KernelFault`` here and this process stays usable.
+    Streaming designs run over ``n`` elements (default: the design's); GEMM designs over their
+    problem's M x N x K on their persistent grid (``n``, ``blocks_per_sm``, ``grid`` and
+    ``tuning`` are streaming options).  The run happens in a GPU worker process (``executor``;
+    ``"inline"``: this process), so a kernel that traps raises ``KernelFault`` here and this
+    process stays usable.
     """
     from .executor import get_executor
+    from .gemm_run import is_gemm
+    gemm = is_gemm(design)
+    if gemm:
+        given = [k for k, v in (("n", n), ("blocks_per_sm", blocks_per_sm), ("grid", grid), ("tuning", tuning)) if v]
+        if given:
+            raise PgStudioError(f"{', '.join(given)} apply to streaming designs; {design.name!r} is a GEMM design, "
+                                "traced at its problem's M x N x K on its persistent grid (set them in its problem)")
     ex = get_executor(executor)
     if ex.runtime == "null":
         raise GpuUnavailable(f"the null runtime launches no kernel, so it has no stamps to trace; {WITHOUT_GPU}")
@@ -384,8 +459,10 @@ def trace(design: Any, *, n: int | None = None, instrument: Instrument | None = 
                       budget_ms=budget_ms, tuning=dict(tuning) if tuning else None, validate=validate)
         return on_gpu(trace, design, kwargs, executor=ex, what="trace", progress=False)
     from .run import emit_cached
-    from .stream_run import BUDGET_MS, StreamWorkload
     spec = instrument or Instrument()
+    if gemm:
+        return _trace_gemm(design, spec, seed, budget_ms, validate)
+    from .stream_run import BUDGET_MS, StreamWorkload
     src = emit_cached(design, validate=validate, tuning=dict(tuning or {}), instrument=spec)
     la = traced_launcher(src, blocks_per_sm=blocks_per_sm, budget_ms=budget_ms or BUDGET_MS, grid=grid)
     work = StreamWorkload.make(design, int(n or src.info["num_elements"]), str(src.info["dtype"]), seed)
@@ -397,4 +474,20 @@ def trace(design: Any, *, n: int | None = None, instrument: Instrument | None = 
     return decode(src, data, meta=meta)
 
 
-__all__ = ["CLOCKS", "ClockFit", "Lane", "Stamp", "Trace", "chrome_trace", "decode", "trace", "traced_launcher"]
+def _trace_gemm(design: Any, spec: Instrument, seed: int | None, budget_ms: float | None, validate: bool) -> Trace:
+    """A GEMM design's traced launch (the second of two verified ones, as for streaming designs)."""
+    from .gemm_run import BUDGET_MS, GemmLauncher, GemmWorkload
+    from .run import emit_cached
+    src = emit_cached(design, validate=validate, instrument=spec)
+    la = GemmLauncher(src, budget_ms or BUDGET_MS)
+    m, n, k = src.info["problem"]
+    work = GemmWorkload.make(design, src, m, n, k, seed)
+    la.verify(work)  # warm-up: module load, tensor maps and first touches stay out of the traced launch
+    checks = la.verify(work)
+    meta = (("kernel", src.entry), ("problem", (m, n, k)), ("grid", la.grid(work)), ("blocks_per_sm", 1),
+            ("verified", all(c.ok for c in checks)))
+    return decode(src, la.buffer.get(), meta=meta)
+
+
+__all__ = ["CLOCKS", "ClockFit", "Lane", "Stamp", "Trace", "chrome_trace", "decode", "landed_copies", "trace",
+           "traced_launcher", "with_copy_lanes"]

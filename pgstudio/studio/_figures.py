@@ -1,7 +1,8 @@
 """The interactive panes: the timeline and the barrier layout as Plotly widgets (zoom, pan,
 hover; ``render.interactive`` draws them), a click on an event or a barrier slot shows what it is,
 marks the element in the dependency graph, the step in the task's schedule and the generated
-source line; "Export for Perfetto" writes the simulated timeline as trace JSON.
+source line; "Export for Perfetto" writes the timeline as trace JSON; "Measure on the GPU" draws the
+instrumented kernel's measured timeline below the simulated one.
 
 A pane builds its widget on first draw and afterwards only swaps the figure's data, so an edit
 costs no new widget."""
@@ -90,22 +91,37 @@ class _FigurePane:
 
 
 class TimelinePane(_FigurePane):
-    def __init__(self, highlight: Callable[[str | None], Any], folder: Callable[[], Path]) -> None:
+    """The simulated timeline; after "Measure on the GPU", the measured one below it (the same
+    lanes, colours and time axis: ``render.interactive.compare_spec``) until the design changes."""
+
+    def __init__(self, highlight: Callable[[str | None], Any], folder: Callable[[], Path],
+                 executor: Callable[[], Any] = lambda: None) -> None:
+        """``executor()``: where a measurement runs (the benchmark pane's executor, None: the default)."""
         super().__init__(highlight)
         self._folder = folder
+        self._executor = executor
         self.export = button("Export for Perfetto", self.export_trace, icon="download",
-                             tip="write the simulated timeline as Chrome / Perfetto trace JSON")
+                             tip="write the timeline(s) shown as Chrome / Perfetto trace JSON")
         self.export_note = W.HTML()
-        self.widget = W.VBox([self.head, self.holder, W.HBox([self.export, self.export_note],
-                                                             layout=W.Layout(align_items="center")), self.details])
+        self.measure_button = button("Measure on the GPU", self.measure, icon="tachometer",
+                                     tip="run the design's instrumented kernel (verified) and draw what its first "
+                                         "sampled block did below the simulated timeline")
+        self.measure_note = W.HTML()
+        self.widget = W.VBox([self.head, self.holder,
+                              W.HBox([self.export, self.measure_button, self.export_note, self.measure_note],
+                                     layout=W.Layout(align_items="center", flex_flow="row wrap")), self.details])
         self.widget.add_class("pg-pane-timeline")
         self.timeline: Any = None
+        self.measured: Any = None  # the measured Timeline of ``measured_of`` (a design's JSON), or None
+        self.measured_of: str | None = None
 
     def update(self, snapshot: Any) -> None:
-        from ..render.interactive import timeline_spec
-
         self.snapshot, self.link, self.details.value = snapshot, None, ""
         self.export_note.value = ""
+        if self.measured is not None and self.measured_of != snapshot.design.to_json():
+            self.measured = self.measured_of = None
+            self.measure_note.value = ("<span class='pg-note'>the measured timeline was of an earlier version of "
+                                       "the design: measure again to see this one</span>")
         try:
             self.timeline = snapshot.timeline
             if not self.timeline.events:
@@ -114,28 +130,91 @@ class TimelinePane(_FigurePane):
             self.timeline = None
             self.head.value = snapshot.unavailable_html(exc)
             self.holder.layout.display = "none"
-            self.export.disabled = True
+            self.export.disabled = self.measure_button.disabled = True
             return
-        self.head.value = (f"<div class='pg-counts'>{escape(self.timeline.summary())}</div><div class='pg-note'>"
-                           "drag to zoom, shift-drag to pan, double-click to reset; hover for the details; "
-                           "click a step to see it in the schedule, the graph and the CUDA source</div>")
         self.holder.layout.display = None
-        self.export.disabled = False
-        self._show(legend_on_top(timeline_spec(self.timeline, title=False)))  # the head above says what it is
+        self.export.disabled = self.measure_button.disabled = False
+        self._draw()
+
+    def _draw(self) -> None:
+        from ..render.interactive import compare_spec, timeline_spec
+
+        measured = f"; {escape(self.measured.summary())}" if self.measured is not None else ""
+        self.head.value = (f"<div class='pg-counts'>{escape(self.timeline.summary())}{measured}</div>"
+                           "<div class='pg-note'>drag to zoom, shift-drag to pan, double-click to reset; hover for "
+                           "the details; click a step to see it in the schedule, the graph and the CUDA source</div>")
+        if self.measured is None:
+            spec = timeline_spec(self.timeline, title=False)  # the head above says what it is
+        else:
+            spec = compare_spec(self.timeline, self.measured, title=False)
+        self._show(legend_on_top(spec))
+
+    def measure(self) -> Any:
+        """Trace the design's instrumented kernel on the GPU (``runtime.trace.trace``, verified)
+        and draw its first sampled block below the simulation; returns the measured Timeline or
+        None, with the reason in the pane."""
+        from ..errors import GpuUnavailable, KernelFault, KernelHangError, PgStudioError
+        from ..runtime._cupy import gpu_available
+        from ..runtime.executor import get_executor
+        from ..runtime.trace import trace
+
+        if self.snapshot is None or self.timeline is None:
+            return None
+        design = self.snapshot.design
+        if not self.snapshot.report.ok:
+            self.measure_note.value = "<span class='pg-bad'>fix the design's errors first (see Diagnostics)</span>"
+            return None
+        self.measure_button.disabled = True
+        self.measure_note.value = "<span class='pg-note'>compiling, verifying and tracing on the GPU ...</span>"
+        executor = self._executor()
+        try:
+            if get_executor(executor).runtime == "null" or not gpu_available():
+                raise GpuUnavailable("no GPU here (or the null runtime), so nothing can be measured")
+            tr = trace(design, executor=executor)
+            problems = tr.problems()
+            if problems:
+                raise PgStudioError("stamps out of order: " + problems[0])
+            measured = tr.timeline()
+        except GpuUnavailable as exc:
+            self.measure_note.value = (f"<span class='pg-na'>{escape(str(exc))}; the timeline above is the "
+                                       "calibrated simulator's</span>")
+            return None
+        except (KernelFault, KernelHangError, PgStudioError) as exc:
+            self.measure_note.value = f"<span class='pg-bad'>not measured: {escape(str(exc))}</span>"
+            return None
+        except Exception as exc:  # the GPU boundary: whatever it raises becomes a message, never a traceback
+            self.measure_note.value = (f"<span class='pg-bad'>not measured: {escape(type(exc).__name__)}: "
+                                       f"{escape(str(exc))}</span>")
+            return None
+        finally:
+            self.measure_button.disabled = self.timeline is None
+        self.measured, self.measured_of = measured, design.to_json()
+        verified = "verified" if tr.meta_dict.get("verified") else "NOT verified"
+        self.measure_note.value = (f"<span class='pg-ok'>measured</span> <span class='pg-note'>({verified}; block "
+                                   f"{measured.meta_dict.get('block', 0)} of {len(tr.blocks)} sampled, "
+                                   f"grid {tr.meta_dict.get('grid', '?')})</span>")
+        self._draw()
+        return measured
 
     def select(self, index: int) -> None:
         """What a click on event ``index`` of the timeline does."""
-        self._show_link(event_link(self.snapshot.design, self.timeline.events[index], self._source()))
+        from ..render.interactive import compared_event
+
+        event = (self.timeline.events[index] if self.measured is None
+                 else compared_event(self.timeline, self.measured, index))
+        self._show_link(event_link(self.snapshot.design, event, self._source()))
 
     def export_trace(self) -> Path | None:
-        """Write ``<design>.perfetto.json`` next to the notebook; open it in ui.perfetto.dev."""
+        """Write ``<design>.perfetto.json`` next to the notebook (the simulated timeline, and the
+        measured one as a second process when there is one); open it in ui.perfetto.dev."""
         from ..runtime.trace import chrome_trace
 
         if self.timeline is None:
             return None
         path = self._folder() / f"{self.snapshot.design.name}.perfetto.json"
+        shown = [self.timeline] + ([self.measured] if self.measured is not None else [])
         try:
-            path.write_text(json.dumps(chrome_trace(self.timeline)))
+            path.write_text(json.dumps(chrome_trace(shown)))
         except OSError as exc:
             self.export_note.value = f"<span class='pg-bad'>could not write {escape(str(path))}: {escape(str(exc))}</span>"
             return None

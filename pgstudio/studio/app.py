@@ -107,7 +107,7 @@ class Studio:
                                  titles=[e.title for e in self.editors.values()])
         self.diagnostics = DiagnosticsPane(highlight=self.highlight, apply_fix=self.apply_fix)
         self.bench = BenchPane(current)
-        self.timeline = TimelinePane(self.mark, folder=lambda: self.folder)
+        self.timeline = TimelinePane(self.mark, folder=lambda: self.folder, executor=lambda: self.bench.executor)
         self.barriers = BarrierPane(self.mark)
         self.views = ViewPanes(self.bench.widget, lazy=lazy,
                                interactive={"timeline": self.timeline, "barriers": self.barriers})

@@ -1,5 +1,5 @@
-"""Instrumented builds: off by default, a stamp for every step that generates code when on, and
-nothing of the plain kernel changed (its lines stay, in order)."""
+"""Instrumented builds, streaming and GEMM: off by default, a stamp for every step that generates
+code when on, and nothing of the plain kernel changed (its lines stay, in order)."""
 
 import re
 
@@ -74,7 +74,7 @@ def test_merge_copy_stamps_each_step_that_generates_code():
 
 def test_the_step_table_walks_the_cursors():
     plan = plan_stream(examples.merge_copy(num_stages=3)).plan
-    store = step_table(plan)[2]
+    store = step_table([t.plan for t in plan.tasks], plan.layout.sets)[2]
     wait_a = store[1]
     assert wait_a[1:3] == ("wait", "smem_a") and wait_a[5] == "consumer:ab"
     assert wait_a[6:10] == (3, 0, 1, 0)  # 3 stages, consumers start at phase 0, one advance per iteration
@@ -90,15 +90,94 @@ def test_instrument_limits_are_checked():
         Instrument(capacity=1 << 20)
 
 
-def test_mma_designs_are_not_instrumented():
-    with pytest.raises(CompileError, match="streaming designs"):
-        emit(examples.merge_gemm(), instrument=Instrument())
+GEMM = ("merge_gemm", "fused_merge_gemm", "merge_gemm_resadd", "fork_gemm_act")
+
+
+@pytest.mark.parametrize("name", GEMM)
+def test_the_default_gemm_build_has_no_instrumentation(name):
+    src = emit(examples.example(name))
+    assert "pg_ins" not in src.code and "pg_trace" not in src.code and "PG_INS" not in src.code
+    assert "instrument" not in src.info and src.params[-1].kind == "u64"
+
+
+@pytest.mark.parametrize("arch", ["sm_90a", "sm_100a"])
+@pytest.mark.parametrize("name", GEMM)
+def test_every_plain_gemm_line_survives_in_order(name, arch):
+    design = examples.example(name)
+    plain = emit(design, arch=arch).code.splitlines()
+    inst = emit(design, arch=arch, instrument=Instrument()).code.splitlines()
+    missing, pos = [], 0
+    for ln in plain:
+        try:
+            pos = inst.index(ln, pos) + 1
+        except ValueError:
+            missing.append(ln)
+    assert len(missing) == 1 and missing[0].lstrip().startswith("pg_gemm_")  # the signature gains pg_trace
+
+
+def _gemm_role(code: str, task: str) -> str:
+    start = code.index(f"// task '{task}':")
+    return code[start:code.index(f"done_{task}: ;", start)]
+
+
+@pytest.mark.parametrize("arch", ["sm_90a", "sm_100a"])
+@pytest.mark.parametrize("name", GEMM)
+def test_gemm_tasks_stamp_each_step_that_generates_code(name, arch):
+    from pgstudio.analysis.resolve import ResolvedLoop, resolve
+    from pgstudio.codegen.gemm.stamps import recorded as gemm_recorded
+    design = examples.example(name)
+    src = emit(design, arch=arch, instrument=Instrument(blocks=2, capacity=64))
+    plans = resolve(design)
+    for t in design.tasks:
+        body = _gemm_role(src.code, t.name)
+        steps = list(plans[t.name].steps())
+        want = [k for k, rs in enumerate(steps) if gemm_recorded(rs)]
+        puts = re.findall(r"pg_ins_put\(pg_ins, pg_ins_cap, pg_ins_n, pg_ins_g, pg_ins_c, (\d+)u .*\(\(u32\)(\w+) <<", body)
+        assert [int(site) for site, _ in puts] == want, t.name
+        assert "pg_ins_cap = (blockIdx.x < PG_INS_BLOCKS && tt == 0)" in body  # one thread per task records
+
+        def depth_of(nodes, depth=0, out=None):  # each step's loop depth, in plan order
+            out = [] if out is None else out
+            for n in nodes:
+                if isinstance(n, ResolvedLoop):
+                    depth_of(n.body, depth + 1, out)
+                else:
+                    out.append(depth)
+            return out
+        depths = depth_of(plans[t.name].nodes)
+        # a step in the k loop carries the k loop's pass count, one in the tile loop the tile loop's
+        assert [var for _, var in puts] == [{1: "pg_ins_ti", 2: "pg_ins_ki"}[depths[k]] for k in want], t.name
+        waits = sum(1 for k in want for a in steps[k].actions if a.verb == "wait")
+        copy_out = arch == "sm_100a" and any(rs.step.op == "mma" for rs in steps)  # tcgen05's mma_done wait
+        assert body.count("pg_ins_bk = pg_ins_ready(") == waits + copy_out, t.name  # a probe before every wait
+    assert src.params[-1].kind == "trace"
+    info = dict(src.info["instrument"])
+    assert [t[0] for t in info["tasks"]] == [t.name for t in design.tasks]
+    assert info["buffer_bytes"] == 2 * len(design.tasks) * 65 * RECORD_BYTES
+    assert "pg_ins[0] = make_uint4(" in src.code.split("done_mma: ;")[1].split("\n")[1]  # the lane header, after the loops
+
+
+def test_the_gemm_step_table_counts_each_cursor_in_its_own_loop():
+    from pgstudio.codegen.gemm.stamps import recorded as gemm_recorded
+    from pgstudio.analysis.resolve import resolve
+    from pgstudio.analysis.layout import barrier_layout
+    design = examples.merge_gemm(num_stages=3)
+    plans = resolve(design)
+    table = step_table([plans[t.name] for t in design.tasks], barrier_layout(design).sets, gemm_recorded)
+    mma = {row[1] + ":" + row[2]: row for row in table[0]}
+    # the A wait sits in the k loop (depth 2) and walks the ab cursor, advanced in the k loop
+    assert mma["wait:smem_a"][5:10] == ("consumer:ab", 3, 0, 1, 0) and mma["wait:smem_a"][11:] == (2, 2)
+    # the MMA sits in the k loop but touches the accumulator, whose cursor the tile loop advances
+    assert mma["mma:tmem_c"][5:10] == ("producer:tmem_c", 1, 1, 1, 0) and mma["mma:tmem_c"][11:] == (2, 1)
+    assert mma["acquire:tmem_c"][11:] == (1, 1) and mma["commit:tmem_c"][11:] == (1, 1)
+    assert mma["acquire:tmem_c"][10] == (("wait", "tmem_c.empty", 10),)
 
 
 @pytest.mark.nvrtc
 @pytest.mark.parametrize("arch", ["sm_90a", "sm_100a"])
-@pytest.mark.parametrize("name", ["merge_copy", "fork_copy", "cp_async_copy"])
+@pytest.mark.parametrize("name", ["merge_copy", "fork_copy", "cp_async_copy", *GEMM])
 def test_instrumented_kernels_compile(name, arch):
     from pgstudio.runtime.compile import compile_cubin
-    cub = compile_cubin(emit(STREAMING[name](), arch=arch, instrument=Instrument()))
+    design = STREAMING[name]() if name in STREAMING else examples.example(name)
+    cub = compile_cubin(emit(design, arch=arch, instrument=Instrument()))
     assert len(cub) > 0 and cub.arch == arch

@@ -25,6 +25,34 @@ def test_timeline_marks_carry_their_event_and_every_hover_field():
     assert "load_a · warp 0" in fig.layout.yaxis.categoryarray and "store · warps 4-7" in fig.layout.yaxis.categoryarray
 
 
+def test_simulated_and_measured_share_lanes_colours_and_one_time_axis():
+    import dataclasses
+
+    from pgstudio.render.interactive import compare_plot, compared_event
+    sim = simulate(examples.merge_gemm(), iterations=2)
+    # a measured timeline of the same design: the simulator's events, later and stretched, less a lane
+    events = tuple(dataclasses.replace(e, start=2 * e.start + 50, end=2 * e.end + 50) for e in sim.events
+                   if e.task != "load_b.tma")
+    meas = dataclasses.replace(sim, events=events, source="measured", meta=(("block", 1),))
+    fig = compare_plot(sim, meas)
+    top = [t for t in fig.data if t.yaxis in (None, "y")]
+    low = [t for t in fig.data if t.yaxis == "y2"]
+    assert top and low and all(t.xaxis in (None, "x") for t in fig.data)  # one x axis: zoom and pan move both
+    assert list(fig.layout.yaxis.categoryarray) == list(fig.layout.yaxis2.categoryarray)  # the same lanes
+    assert "load_b.tma · warp 1" in fig.layout.yaxis2.categoryarray  # a lane only one side has stays on both
+    colours = {t.name: set(t.marker.color) for t in top if t.type == "bar"}
+    for t in low:
+        if t.type == "bar":
+            assert set(t.marker.color) <= colours[t.name] and t.showlegend is False  # same colours, one legend
+    ids = sorted(int(c) for t in fig.data for c in t.customdata)
+    assert ids == list(range(len(sim.events) + len(meas.events)))  # every event of both, findable by a click
+    assert compared_event(sim, meas, 0) == sim.events[0]
+    assert compared_event(sim, meas, len(sim.events) + 3) == meas.events[3]
+    assert list(fig.layout.xaxis.range) == [0, max(e.end for e in sim.events)]  # the span both cover
+    words = [a.text for a in fig.layout.annotations]
+    assert words == ["<b>simulated</b>", "<b>measured (block 1)</b>"]
+
+
 def test_barrier_grid_says_parity_buffer_and_arrivals_in_threads_and_warps():
     d = examples.merge_copy()
     layout, smem = barrier_layout(d), smem_layout(d)

@@ -53,7 +53,14 @@ def test_decode_names_every_stamp_as_the_simulator_would(merge_src):
     tr = decode(merge_src, buf.bytes())
     assert tr.blocks == (0,) and not tr.problems()
     tl = tr.timeline()
-    assert tl.source == "measured" and tl.lanes == ("load_a", "load_b", "store")
+    assert tl.source == "measured" and tl.lanes == ("load_a", "load_a.tma", "load_b", "store")
+    # load_a's first copy, issued at 40 ns, landed when the store task's blocked wait on full_0
+    # ended (905 ns); its second (iteration 4) has no recorded waiter, so no copy event
+    (copy,) = tl.lane("load_a.tma")
+    assert (copy.op, copy.kind, copy.barrier, copy.slot, copy.stage, copy.iteration) == \
+        ("copy", WORK, "ab.full_0", 0, 0, 0)
+    assert copy.start == pytest.approx(40) and copy.end == pytest.approx(905)
+    assert tl.meta_dict["copies_landed_by"] == 0  # it was observed landing, not bounded
     fit = tr.fits[0]
     assert fit.fitted and fit.ns_per_cycle == pytest.approx(1 / GHZ)
     # the store task's first wait found full_0 closed: 900 ns blocked on slot 0, parity 0
@@ -72,6 +79,41 @@ def test_decode_names_every_stamp_as_the_simulator_would(merge_src):
     assert [e.kind for e in waits] == [SYNC, SYNC] and waits[0].duration == 0  # blocked time is its own event
     import pickle  # trace() runs in a worker process: its Trace crosses back pickled
     assert pickle.loads(pickle.dumps(tr)).timeline().events == tl.events
+
+
+def test_a_gemm_trace_counts_each_cursor_in_its_own_loop():
+    """merge_gemm's MMA lane stamps its k-loop steps with the k loop's pass count (across tiles)
+    and its accumulator hand-over with the tile loop's: the decoder names A / B stages from the
+    first, and the accumulator's round (the MMAs' phase) from the last tile-level stamp."""
+    src = emit(examples.merge_gemm(num_stages=3), instrument=Instrument(blocks=1, capacity=64))
+    buf = Buffer(src)
+    mma, loads, t = [], [], 0
+    for tile in range(2):
+        mma.append((1, 0, tile, t, 5))  # acquire the accumulator (tile loop)
+        t += 10
+        for k in range(4 * tile, 4 * tile + 4):
+            blocked = int(k == 0)
+            loads += [(1, 0, k, t - 8, 2), (2, 0, k, t - 5, 2)]  # load_a: acquire, issue (k loop)
+            mma += [(3, blocked, k, t, 300 if blocked else 5), (5, 0, k, t + 310, 5), (8, 0, k, t + 320, 40),
+                    (9, 0, k, t + 370, 5)]
+            t += 400
+        mma.append((10, 0, tile, t, 20))  # commit (tile loop)
+        t += 30
+    buf.lane(0, 0, 10_000, 0, mma)
+    buf.lane(0, 2, 10_000, 0, loads)
+    tl = decode(src, buf.bytes()).timeline()
+    assert tl.lanes == ("mma", "epilogue", "load_a", "load_a.tma", "load_b")  # the simulator's lanes
+    waits = [e for e in tl.lane("mma") if e.op == "wait" and e.target == "smem_a"]
+    assert [(e.iteration, e.stage, e.phase, e.slot) for e in waits] == \
+        [(k, k % 3, (k // 3) & 1, k % 3) for k in range(8)]  # ab.full_0 is slots 0..2
+    mmas = [e for e in tl.lane("mma") if e.op == "mma"]
+    assert [e.iteration for e in mmas] == list(range(8))
+    assert [e.phase for e in mmas] == [0] * 4 + [1] * 4  # the accumulator's round is the tile's
+    commits = [e for e in tl.lane("mma") if e.op == "commit"]
+    assert [(e.iteration, e.barrier, e.slot) for e in commits] == [(0, "tmem_c.full", 9), (1, "tmem_c.full", 9)]
+    (first_copy, *rest) = tl.lane("load_a.tma")
+    assert first_copy.end == pytest.approx(10 + 300)  # the MMA's blocked wait for k tile 0 ended when it landed
+    assert len(rest) == 7 and tl.meta_dict["copies_landed_by"] == 7  # the others were complete when waited on
 
 
 def test_full_slabs_missing_blocks_and_wrapped_iterations(merge_src):
@@ -141,13 +183,15 @@ def test_chrome_trace_has_one_thread_per_lane_and_microsecond_times(merge_src):
     doc = json.loads(json.dumps(tr.chrome()))  # plain JSON
     evs = doc["traceEvents"]
     names = {(e["pid"], e["tid"]): e["args"]["name"] for e in evs if e["ph"] == "M" and e["name"] == "thread_name"}
-    assert sorted(names) == [(p, t) for p in (0, 1) for t in (0, 1, 2)]
-    assert names[(0, 2)] == "store (warps 4..7)" and names[(0, 0)] == "load_a (warp 0)"
+    # block 0's load_a issued a copy that the store task was seen waiting for: its copy lane
+    assert sorted(names) == [(0, t) for t in range(4)] + [(1, t) for t in range(3)]
+    assert names[(0, 3)] == "store (warps 4..7)" and names[(0, 0)] == "load_a (warp 0)"
+    assert names[(0, 1)] == "load_a.tma (warp 0)" and names[(1, 2)] == "store (warps 4..7)"
     procs = [e["args"]["name"] for e in evs if e["name"] == "process_name"]
     assert procs == ["merge_copy (measured, block 0)", "merge_copy (measured, block 1)"]
     blocked = [e for e in evs if e.get("cat") == BLOCKED]
     assert len(blocked) == 1 and blocked[0]["name"] == "blocked on ab.full_0[0]"
-    assert blocked[0]["dur"] == pytest.approx(0.9) and blocked[0]["tid"] == 2  # 900 ns, in microseconds
+    assert blocked[0]["dur"] == pytest.approx(0.9) and blocked[0]["tid"] == 3  # 900 ns, in microseconds
     assert all(e["dur"] >= 0 for e in evs if e["ph"] == "X")
     assert {e["ph"] for e in evs} == {"M", "X", "i"}
 
@@ -207,6 +251,46 @@ def test_measured_fork_copy_has_both_consumers():
     assert tr.meta_dict["verified"] and tr.problems() == []
     assert tl.lanes == ("load", "copy_out", "relu_out")
     assert {e.op for e in tl.lane("relu_out")} >= {"wait", "store", "release"}
+
+
+GEMM_TRACED = ("merge_gemm", "fused_merge_gemm", "merge_gemm_resadd", "fork_gemm_act")
+
+
+def _lead(tl, load: str, mma: str) -> list[int]:
+    """Per k tile i of the MMA lane: k tiles the load task had issued when the MMAs of i began, minus i."""
+    issues = sorted(e.start for e in tl.lane(load) if e.op == "load")
+    mmas = sorted((e.iteration, e.start) for e in tl.lane(mma) if e.op == "mma")
+    return [sum(t < start for t in issues) - i for i, start in mmas]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", GEMM_TRACED)
+def test_measured_gemm_timeline_shows_the_pipeline(name):
+    from pgstudio.runtime.trace import trace
+    stages = 4
+    design = examples.CANONICAL[name](num_stages=stages)
+    tr = trace(design, instrument=Instrument(blocks=2, capacity=4096))
+    assert tr.meta_dict["verified"] is True and tr.problems() == []
+    assert tr.blocks == (0, 1)
+    tasks = [t.name for t in design.tasks]
+    mma = next(t.name for t in design.tasks for s in t.schedule.steps() if s.op == "mma")
+    loads = ("load_a", "load_b")  # the operand loads in the k loop (merge_gemm_resadd's load_r is per tile)
+    store = next(t.name for t in design.tasks for s in t.schedule.steps() if s.op == "store")
+    for block in tr.blocks:
+        tl = tr.timeline(block)
+        assert tl.source == "measured" and set(tasks) <= set(tl.lanes)
+        assert any(lane.endswith(".tma") for lane in tl.lanes)  # the copies the waiters saw land
+        for load in loads:
+            lead = _lead(tl, load, mma)
+            assert lead and max(lead) <= stages  # the protocol: never more than the stages ahead
+            steady = sorted(lead[stages:])
+            assert steady and steady[len(steady) // 2] >= stages - 2, (load, steady[:20])  # loads run ahead
+        # the first k tile comes from DRAM: the MMA's first wait finds its full barrier closed
+        first = [e for e in tl.blocked(mma) if e.iteration == 0]
+        assert first and "full" in first[0].barrier and first[0].duration > 0
+        stores = [e for e in tl.lane(store) if e.op == "store"]
+        assert stores and all(e.duration > 0 for e in stores)
+        assert tl.period() > 0
 
 
 def test_a_trace_says_what_it_holds_and_refuses_what_it_cannot_show(merge_src, tmp_path):

@@ -111,3 +111,62 @@ def test_a_pane_shown_again_is_fitted_to_its_width(studio, monkeypatch):
     studio.views.show("graph")
     studio.views.show("timeline")
     assert fitted == [studio.timeline.figure]
+
+
+def test_measure_without_a_gpu_says_so_and_keeps_the_simulation(studio, monkeypatch):
+    from pgstudio.runtime import _cupy
+    monkeypatch.setattr(_cupy, "gpu_available", lambda: False)
+    pane = studio.timeline
+    before = len(pane.figure.data)
+    assert pane.measure() is None
+    assert "no GPU here" in pane.measure_note.value and "calibrated simulator" in pane.measure_note.value
+    assert pane.measured is None and len(pane.figure.data) == before and not pane.measure_button.disabled
+
+
+class _FakeTrace:
+    """What ``runtime.trace.trace`` returns, for a pane test without a GPU: a measured timeline
+    (the simulator's events, later and slower) of block 0 of 2."""
+
+    def __init__(self, simulated):
+        import dataclasses
+        events = tuple(dataclasses.replace(e, start=3 * e.start + 20, end=3 * e.end + 20) for e in simulated.events)
+        self.tl = dataclasses.replace(simulated, events=events, source="measured", meta=(("block", 0),))
+        self.blocks = (0, 1)
+        self.meta_dict = {"verified": True, "grid": 132}
+
+    def problems(self):
+        return []
+
+    def timeline(self):
+        return self.tl
+
+
+def test_a_measured_timeline_is_drawn_below_the_simulated_one_until_the_design_changes(studio, monkeypatch, tmp_path):
+    from pgstudio.runtime import _cupy, trace as trace_mod
+    monkeypatch.setattr(_cupy, "gpu_available", lambda: True)
+    calls = []
+
+    def fake_trace(design, **kw):
+        calls.append((design.name, kw))
+        return _FakeTrace(studio.snapshot.timeline)
+
+    monkeypatch.setattr(trace_mod, "trace", fake_trace)
+    pane = studio.timeline
+    sim_events = len(pane.timeline.events)
+    measured = pane.measure()
+    assert measured is not None and calls == [("merge_copy", {"executor": None})]
+    assert "measured" in pane.measure_note.value and "verified" in pane.measure_note.value
+    axes = {t.yaxis for t in pane.figure.data}
+    assert axes == {"y", "y2"}  # simulated above, measured below, one time axis
+    assert "measured" in pane.head.value
+    # a click on a measured mark names the measured event
+    i = next(k for k, e in enumerate(measured.events) if e.task == "store" and e.op == "blocked")
+    pane.select(sim_events + i)
+    assert pane.link.task == "store" and pane.link.source_line > 0
+    doc = json.loads(pane.export_trace().read_text())
+    procs = [e["args"]["name"] for e in doc["traceEvents"] if e["name"] == "process_name"]
+    assert len(procs) == 2 and "measured" in procs[1]
+    # an edit: the measurement was of the old design, so it goes, and the pane says why
+    assert studio.set_resource("smem_a", num_stages=3) and studio.set_resource("smem_b", num_stages=3)
+    assert pane.measured is None and {t.yaxis for t in pane.figure.data} == {"y"}
+    assert "earlier version of the design" in pane.measure_note.value

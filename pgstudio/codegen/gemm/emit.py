@@ -18,12 +18,14 @@ from ...analysis.buildable.gemm_plan import GemmPlan, plan_gemm
 from ...analysis.resolve import resolve
 from ...analysis.validate import require_valid
 from ...model.design import Design
+from ..instrument import Instrument
 from ..source import KernelParam, KernelSource
 from . import scheduler, sm100, tcgen05, wgmma
 from . import sm90 as sm90_steps
 from .code import Code
 from .epilogue import COUNTERS, SPLIT_K_HELPERS, WORKSPACE, c_type, tensor
 from .prelude import DIAG_WORDS, SETMAXNREG, prelude, setmaxnreg
+from .stamps import GemmStamps
 from .task import Task
 
 DOC = """\
@@ -44,17 +46,21 @@ def _kernel_name(design: Design) -> str:
 
 
 def emit_gemm(design: Design, *, arch: str = "sm_90a", b_major: str | None = None,
-              acc_stage_dtype: str | None = None, validate: bool = True) -> KernelSource:
+              acc_stage_dtype: str | None = None, validate: bool = True,
+              instrument: Instrument | None = None) -> KernelSource:
     """The CUDA C++ of ``design``'s GEMM kernel for ``arch`` ("sm_90a" runs on H100 / H200;
     "sm_100a" is compile-only).  ``b_major``: "mn" when gmem B is K x N row-major (D = A @ B),
     "k" when it is stored N x K; None: the problem's ``b_major`` (default "mn").  ``acc_stage_dtype``
     (sm_90a): the dtype of the shared-memory staging of the accumulator; None picks float32 when it fits, else the output dtype.
     ``validate=False`` skips the design rules (to build deliberately wrong kernels); what the
-    generator cannot build (``codegen.*``) is refused either way, as one ``DesignError``."""
+    generator cannot build (``codegen.*``) is refused either way, as one ``DesignError``.
+    ``instrument`` (an ``Instrument``): a build whose sampled blocks stamp every task's steps
+    (``stamps.py``), with the stamp buffer as the kernel's last parameter."""
     if validate:
         require_valid(design, arch)
     p = plan_gemm(design, arch, b_major, acc_stage_dtype).require(design.name, arch)
     plans = resolve(design, p.layout)
+    stamps = GemmStamps(p, plans, instrument) if instrument is not None else None
     c = Code()
     sm90 = arch == "sm_90a"
     mapping = (sm90_steps.MAP_SM90 if sm90 else sm100.MAP_SM100).format(stage=p.staging.dtype)
@@ -68,6 +74,8 @@ def emit_gemm(design: Design, *, arch: str = "sm_90a", b_major: str | None = Non
         c(SPLIT_K_HELPERS)
     if p.cluster_size > 1:
         c(scheduler.CLUSTER_HELPERS)
+    if stamps:
+        c(stamps.prelude())
     regs = p.registers.changes() if p.registers else {}
     if regs:
         c(SETMAXNREG)
@@ -81,6 +89,8 @@ def emit_gemm(design: Design, *, arch: str = "sm_90a", b_major: str | None = Non
                KernelParam("wd_budget_ns", "u64", "", "watchdog")]
     if p.split_k > 1:
         params += [KernelParam(WORKSPACE, "ptr", "float32", "split_k"), KernelParam(COUNTERS, "ptr", "int32", "split_k")]
+    if stamps:
+        params.append(stamps.param)
     sig = []
     for prm in params:
         if prm.kind == "tensormap":
@@ -92,6 +102,8 @@ def emit_gemm(design: Design, *, arch: str = "sm_90a", b_major: str | None = Non
                        else f"{c_type(prm.dtype)}* __restrict__ {tensor(prm.name)}")
         elif prm.kind == "i32":
             sig.append(f"int {prm.name}")
+        elif prm.kind == "trace":
+            sig.append(stamps.c_arg)
         else:
             sig.append(f"u64 {prm.name}")
     dims = f" __cluster_dims__({p.cluster_size}, 1, 1)" if p.cluster_size > 1 else ""
@@ -146,7 +158,7 @@ def emit_gemm(design: Design, *, arch: str = "sm_90a", b_major: str | None = Non
                 else:
                     cond_t = f"warp >= {t.warp_idx} && warp < {t.warp_idx + t.num_warps}"
                 with c.block(f"if ({cond_t})"):
-                    Task(p, t, plans[t.name], idx, c).emit()
+                    Task(p, t, plans[t.name], idx, c, stamps).emit()
         first = False
     if not sm90:
         sm100.tmem_teardown(c, p)
@@ -169,6 +181,8 @@ def emit_gemm(design: Design, *, arch: str = "sm_90a", b_major: str | None = Non
             ("staging", p.staging.dtype if p.staging else "tmem"), ("launch_regs", p.launch_regs),
             ("diag_words", DIAG_WORDS),
             ("problem", (p.problem["M"], p.problem["N"], p.problem["K"])))
+    if stamps:
+        meta += (stamps.meta(),)
     return KernelSource(design=design.name, code=code, entry=entry, smem_bytes=p.smem_bytes,
                         block=(p.num_threads, 1, 1), grid=None, params=tuple(params), line_map=tuple(c.map),
                         arch=arch, options=("-std=c++17",), meta=meta)

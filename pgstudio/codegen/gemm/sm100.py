@@ -89,8 +89,11 @@ class Sm100Steps:
         done = f"(xbar + {xbar_offset(p, 0)}u + 8u * (u32)s_{v})"  # the layout's mma_done[s]
         # mma_done[s] completes its phase 0 first: the opposite parity of the producer cursor,
         # whose phase starts at 1 (START_PHASE)
-        c(f"if (tt == 0) umma_commit({done});  // arrives once every MMA of this tile completed",
-          f"if (!wd_wait({done}, ph_{v} ^ 1u, wd_abort, wd_diag, wd_budget_ns, -1, s_{v}, tile, kt, {self.i})) "
+        c(f"if (tt == 0) umma_commit({done});  // arrives once every MMA of this tile completed")
+        probe = self.ins.probe(done, f"ph_{v} ^ 1u") if self.ins else ""
+        if probe:  # instrumented: did the MMAs of this tile still run when the copy-out began?
+            c(probe)
+        c(f"if (!wd_wait({done}, ph_{v} ^ 1u, wd_abort, wd_diag, wd_budget_ns, -1, s_{v}, tile, kt, {self.i})) "
           f"goto {self.label};",
           "tc_fence_after();",
           f"const u32 stg = base + {st.offset}u + (u32)s_{v} * {st.stage_bytes}u;",

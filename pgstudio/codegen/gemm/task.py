@@ -21,6 +21,7 @@ from .epilogue import StoreSteps
 from .mainloop import MainloopSteps
 from .sm90 import Sm90Steps
 from .sm100 import Sm100Steps
+from .stamps import GemmStamps
 
 
 def _cursor_vars(cursors) -> dict[str, str]:
@@ -35,8 +36,10 @@ class Task(MainloopSteps, Sm90Steps, Sm100Steps, StoreSteps):
     names, barrier sets, verbs, who and bytes all come from the plan; this class only decides how
     each action and each piece of work is written for the target architecture."""
 
-    def __init__(self, plan: GemmPlan, task, tplan: TaskPlan, index: int, code: Code) -> None:
+    def __init__(self, plan: GemmPlan, task, tplan: TaskPlan, index: int, code: Code,
+                 stamps: GemmStamps | None = None) -> None:
         self.p, self.t, self.plan, self.i, self.c = plan, task, tplan, index, code
+        self.ins = stamps  # an instrumented build's stamps (``stamps.py``), else None
         self.d: Design = plan.design
         self.sm90 = plan.arch == "sm_90a"
         self.is_mma = task is plan.mma_task
@@ -67,10 +70,13 @@ class Task(MainloopSteps, Sm90Steps, Sm100Steps, StoreSteps):
         return f"(bar0 + 8u * ({self.sets[a.set].first} + {stage or 's_' + self.v(a.cursor)}))"
 
     def wait_code(self, a: BarrierAction) -> str:
+        """The watchdog's bounded wait on ``a``'s barrier (and, instrumented, the probe before it)."""
         v = self.v(a.cursor)
         s = f"s_{v}"
-        return (f"if (!wd_wait({self.addr(a)}, ph_{v}, wd_abort, wd_diag, wd_budget_ns, "
+        wait = (f"if (!wd_wait({self.addr(a)}, ph_{v}, wd_abort, wd_diag, wd_budget_ns, "
                 f"{self.sets[a.set].first} + {s}, {s}, tile, kt, {self.i})) goto {self.label};")
+        probe = self.ins.probe(self.addr(a), f"ph_{v}") if self.ins else ""
+        return f"{probe}\n{wait}" if probe else wait
 
     def holds_accumulator(self, rs: ResolvedStep) -> bool:
         """sm_90: the MMA task's umma producer side is the accumulator in its registers."""
@@ -95,8 +101,12 @@ class Task(MainloopSteps, Sm90Steps, Sm100Steps, StoreSteps):
             c(f"int s_{v} = 0; u32 ph_{v} = {cur.start_phase}u;  // cursor {cur.name}: stage, phase")
         if self.is_mma and self.sm90:
             self.declare_accumulator()
+        if self.ins:
+            self.ins.task_begin(c, t.name)
         self.walk(self.plan.nodes)
         c(f"{self.label}: ;")
+        if self.ins:
+            self.ins.task_end(c)
         if self.t.name in self.p.tma_store_tasks:
             c("if (tt == 0) bulk_wait_all();  // this task's TMA stores have reached global memory")
         if self.is_mma and self.sm90:
@@ -116,6 +126,8 @@ class Task(MainloopSteps, Sm90Steps, Sm100Steps, StoreSteps):
                 c(*scheduler.unit_coords(self.p))
                 self.loops.append("tile")
                 self.walk(n.body)
+                if self.ins:
+                    self.ins.loop_end(c, "tile")
                 self.loops.pop()
         else:  # num_k_tiles, the only other loop a plan admits (codegen.gemm_loop)
             deferred_before = set(self.deferred)
@@ -125,6 +137,8 @@ class Task(MainloopSteps, Sm90Steps, Sm100Steps, StoreSteps):
                 if self.is_mma and self.sm90:
                     self.prescan_releases(n.body)
                 self.walk(n.body)
+                if self.ins:
+                    self.ins.loop_end(c, "k")
                 self.loops.pop()
             if self.is_mma and self.sm90:
                 self.drain_releases(deferred_before)
@@ -134,6 +148,14 @@ class Task(MainloopSteps, Sm90Steps, Sm100Steps, StoreSteps):
         c, s = self.c, rs.step
         c.mark(f"{'group' if s.via == 'group' else 'resource'}:{s.target}")
         c(f"// {s}")
+        if self.ins:
+            self.ins.step_begin(c, rs)
+        self.step_code(rs)
+        if self.ins:
+            self.ins.step_end(c, self.loops)
+
+    def step_code(self, rs: ResolvedStep) -> None:
+        c, s = self.c, rs.step
         # work: what the step does to the stage (its complete_tx is the tma copy itself)
         if s.op == "load":
             return self.load(rs)

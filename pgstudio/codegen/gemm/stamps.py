@@ -1,0 +1,97 @@
+"""Instrumented GEMM builds: ``emit_gemm(design, instrument=Instrument())`` stamps every task.
+
+The same records, buffer and step table as the streaming kernel's (``codegen.instrument``), so
+one decoder (``runtime.trace``) turns both into a ``Timeline``.  In each sampled block
+(``blockIdx.x < blocks``) thread 0 of every task -- the load warps' issuing thread, the MMA
+warpgroups' first thread, the epilogue's first thread -- stamps each step that generates code:
+an acquire / wait (with whether its first probe found the barrier closed), a TMA issue, the MMAs
+of a k tile (their issue, the wait for the previous k tile's group and its release), a store,
+a commit / release.  The iteration a record carries is the count of passes of the innermost loop
+around the step so far, per task (the k loop for loads and MMAs, counted across output tiles;
+the tile loop for the accumulator's hand-over), which is what the step table's per-iteration
+advances are counted against.
+
+Why thread 0 alone: every stamp is a plain global store from one lane, so the warps that issue
+tensor-core work keep issuing (the MMA warpgroups wait at their own ``wgmma.wait_group``), and
+blocks outside the sample only compare a zero capacity per step.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Mapping
+
+from ..instrument import (LANE_END, STEP_BEGIN, Instrument, buffer_meta, check_sites, device_prelude, lane_setup,
+                          probe_line, step_end_line, step_table)
+from ..source import KernelParam
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ...analysis.buildable.gemm_plan import GemmPlan
+    from ...analysis.resolve import ResolvedStep, TaskPlan
+    from .code import Code
+
+#: The per-task counters of passes of each loop a GEMM plan admits (``codegen.gemm_loop``).
+ITERATION = {"tile": "pg_ins_ti", "k": "pg_ins_ki"}
+
+
+def recorded(rs: "ResolvedStep") -> bool:
+    """True when a resolved step of a GEMM kernel generates code: a barrier action, or work (a
+    load, the MMAs of a k tile, a store).  Probes, reads and a TMA producer's commit (the copy
+    engine completes it) generate none."""
+    return bool(rs.actions) or rs.step.op in ("load", "mma", "store")
+
+
+class GemmStamps:
+    """What the GEMM task walker (``task.Task``) weaves in when the build is instrumented."""
+
+    def __init__(self, plan: "GemmPlan", plans: Mapping[str, "TaskPlan"], spec: Instrument) -> None:
+        design = plan.design
+        self.order = [t.name for t in design.tasks]
+        self.plans = [plans[name] for name in self.order]
+        check_sites(design.name, self.plans)
+        self.tasks = tuple((t.name, t.warp_idx, t.num_warps) for t in design.tasks)
+        self.sets = plan.layout.sets
+        self.spec = spec
+        self.site = -1
+        self.on = False
+
+    param = KernelParam("pg_trace", "trace", "u32")
+    c_arg = "uint4* __restrict__ pg_trace"
+
+    def prelude(self) -> str:
+        return device_prelude(self.spec, len(self.tasks))
+
+    def meta(self) -> tuple[str, object]:
+        return buffer_meta(self.spec, self.tasks, step_table(self.plans, self.sets, recorded), self.sets)
+
+    # -- hooks, in the order the task walker calls them ------------------------------------------
+    def task_begin(self, c: "Code", task: str) -> None:
+        c(*lane_setup(self.order.index(task), "tt == 0"),
+          "u32 pg_ins_ti = 0, pg_ins_ki = 0;  // passes of the tile loop and of the k loop so far")
+        self.site = -1
+
+    def step_begin(self, c: "Code", rs: "ResolvedStep") -> None:
+        self.site += 1
+        self.on = recorded(rs)
+        if self.on:
+            c(STEP_BEGIN)
+
+    def probe(self, slot: str, phase: str) -> str:
+        """The line before a wait that notes whether the barrier is still closed ("" when the
+        current step is not stamped)."""
+        return probe_line(slot, phase) if self.on else ""
+
+    def step_end(self, c: "Code", loops: list[str]) -> None:
+        if self.on:
+            c(step_end_line(self.site, ITERATION[loops[-1]] if loops else "0u"))
+        self.on = False
+
+    @staticmethod
+    def loop_end(c: "Code", loop: str) -> None:
+        c(f"++{ITERATION[loop]};")
+
+    @staticmethod
+    def task_end(c: "Code") -> None:
+        c(LANE_END)
+
+
+__all__ = ["GemmStamps", "ITERATION", "recorded"]
