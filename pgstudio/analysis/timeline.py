@@ -93,10 +93,11 @@ class Timeline:
     def period(self, task: str | None = None) -> float:
         """Steady-state time per iteration: the median gap between successive iteration starts of
         ``task`` (default: the lane with the most iterations), skipping the first quarter (fill)."""
-        period = self.__dict__.get("_period", {}).get(task)
+        cache = self.__dict__.get("_periods", {})  # per task asked for (not the method's name: it shadowed it)
+        period = cache.get(task)
         if period is None:
             period = self._period(task)
-            object.__setattr__(self, "_period", {**self.__dict__.get("_period", {}), task: period})
+            object.__setattr__(self, "_periods", {**cache, task: period})
         return period
 
     def _period(self, task: str | None) -> float:

@@ -17,16 +17,19 @@ Buffer (``uint4`` words; decoded by ``pgstudio.runtime.trace``)::
     slab l = words [l * (capacity + 1), (l + 1) * (capacity + 1))
     slab[0]      header: {steps stamped (may exceed capacity), globaltimer at the task's start
                  (low, high 32 bits), %clock at the task's start}
-    slab[1 + i]  record i: {globaltimer at the step's start (low 32 bits), %clock at the step's
-                 start, %clock cycles the step took, code}
+    slab[1 + i]  record i: {globaltimer at the step's end (low 32 bits; timed records only, else
+                 0), %clock at the step's start, %clock cycles the step took, code}
     code         site (bits 0-11: index of the step in the task's resolved plan) | blocked << 12
-                 (the wait's first probe failed) | iteration << 13 (low 19 bits)
+                 (the wait's first probe failed) | timed << 13 (word 0 holds the global timer)
+                 | iteration << 14 (low 18 bits)
 
-Every stamp reads both clocks: ``%globaltimer`` puts all lanes and blocks on one time axis in
-nanoseconds; the SM's ``%clock`` resolves what a coarse ``%globaltimer`` cannot (its update
-step is not documented and is often far above one step's duration).  The decoder maps cycles
-to nanoseconds with a fit against the global timer per block (every lane of a block runs on one
-SM, one ``%clock``).
+Every record reads the SM's ``%clock`` (a cycle counter, a few cycles to read, which resolves
+steps far shorter than the global timer's update step); every ``TIMED_EVERY``-th record of a
+lane, and each lane's header, also reads ``%globaltimer``, which puts all lanes and blocks on one
+axis in nanoseconds.  Reading the global timer costs far more than the cycle counter: stamping
+it on every step made a 128 x 128 GEMM's MMA warpgroup (five steps per k tile of ~280 ns) 1.6x
+slower.  A few readings per lane are all the decoder needs: it fits cycles to global-timer
+nanoseconds per block (every lane of a block runs on one SM, one ``%clock``).
 
 ``KernelSource.info['instrument']`` carries the layout and the step table the decoder needs.
 """
@@ -48,8 +51,10 @@ if TYPE_CHECKING:  # pragma: no cover
 #: Bytes of one record and of one slab header.
 RECORD_BYTES = 16
 #: Bits of the record's code word.
-SITE_BITS, BLOCKED_BIT, ITER_SHIFT = 12, 12, 13
+SITE_BITS, BLOCKED_BIT, TIMED_BIT, ITER_SHIFT = 12, 12, 13, 14
 ITER_BITS = 32 - ITER_SHIFT
+#: Every this many records of a lane read the global timer too (a power of two).
+TIMED_EVERY = 16
 #: Most sampled blocks and records per lane (keeps the buffer a few MiB at most).
 MAX_BLOCKS, MAX_CAPACITY = 64, 1 << 16
 
@@ -70,9 +75,14 @@ __device__ __forceinline__ bool pg_ins_ready(u32 bar, u32 parity) {
                : "=r"(ok) : "r"(bar), "r"(parity) : "memory");
   return ok != 0;
 }
-// Record one step: started at (g, c) [globaltimer low bits, %clock]; ends now.
-__device__ __forceinline__ void pg_ins_put(uint4* slab, u32 cap, u32& n, u32 g, u32 c, u32 code) {
-  if (n < cap) slab[1 + n] = make_uint4(g, c, pg_ins_clk() - c, code);
+// Record one step: started at %clock c; ends now.  Every PG_INS_TIMED-th record also reads the
+// global timer (at the step's end): it costs far more than %clock, and a few readings suffice.
+__device__ __forceinline__ void pg_ins_put(uint4* slab, u32 cap, u32& n, u32 c, u32 code) {
+  if (n < cap) {
+    const u32 d = pg_ins_clk() - c;
+    const bool timed = (n & (PG_INS_TIMED - 1u)) == 0u;
+    slab[1 + n] = make_uint4(timed ? (u32)pg_globaltimer() : 0u, c, d, timed ? code | PG_INS_TIMED_FLAG : code);
+  }
   ++n;
 }
 """
@@ -177,8 +187,8 @@ def buffer_meta(spec: Instrument, tasks: Sequence[tuple[str, int, int]], steps: 
 
 def device_prelude(spec: Instrument, num_tasks: int) -> str:
     """The stamp helpers and the sample's constants, for a kernel's prelude."""
-    return (DEVICE.strip("\n") + f"\n#define PG_INS_BLOCKS {spec.blocks}u\n#define PG_INS_TASKS {num_tasks}u\n"
-            f"#define PG_INS_CAP {spec.capacity}u")
+    return (f"#define PG_INS_TIMED {TIMED_EVERY}u\n#define PG_INS_TIMED_FLAG {1 << TIMED_BIT}u\n" + DEVICE.strip("\n")
+            + f"\n#define PG_INS_BLOCKS {spec.blocks}u\n#define PG_INS_TASKS {num_tasks}u\n#define PG_INS_CAP {spec.capacity}u")
 
 
 def lane_setup(task_index: int, lane_cond: str) -> tuple[str, ...]:
@@ -190,13 +200,13 @@ def lane_setup(task_index: int, lane_cond: str) -> tuple[str, ...]:
             "// instrumented: this lane stamps its steps",
             f"uint4* const pg_ins = pg_trace + (pg_ins_cap ? (blockIdx.x * PG_INS_TASKS + {task_index}u) * "
             "(PG_INS_CAP + 1u) : 0u);",
-            "u32 pg_ins_n = 0, pg_ins_g = 0, pg_ins_c = 0, pg_ins_bk = 0;",
+            "u32 pg_ins_n = 0, pg_ins_c = 0, pg_ins_bk = 0;",
             "const u64 pg_ins_t0 = pg_ins_cap ? pg_globaltimer() : 0ull;",
             "const u32 pg_ins_c0 = pg_ins_cap ? pg_ins_clk() : 0u;")
 
 
 #: The lines around a stamped step and a wait's probe, and the lane's header (kernel-agnostic).
-STEP_BEGIN = "if (pg_ins_n < pg_ins_cap) { pg_ins_g = (u32)pg_globaltimer(); pg_ins_c = pg_ins_clk(); pg_ins_bk = 0; }"
+STEP_BEGIN = "if (pg_ins_n < pg_ins_cap) { pg_ins_c = pg_ins_clk(); pg_ins_bk = 0; }"
 LANE_END = "if (pg_ins_cap) pg_ins[0] = make_uint4(pg_ins_n, (u32)pg_ins_t0, (u32)(pg_ins_t0 >> 32), pg_ins_c0);"
 
 
@@ -205,7 +215,7 @@ def probe_line(slot: str, phase: str) -> str:
 
 
 def step_end_line(site: int, iteration: str) -> str:
-    return (f"if (pg_ins_cap) pg_ins_put(pg_ins, pg_ins_cap, pg_ins_n, pg_ins_g, pg_ins_c, "
+    return (f"if (pg_ins_cap) pg_ins_put(pg_ins, pg_ins_cap, pg_ins_n, pg_ins_c, "
             f"{site}u | (pg_ins_bk << {BLOCKED_BIT}) | ((u32){iteration} << {ITER_SHIFT}));")
 
 
@@ -264,6 +274,6 @@ class Stamps:
         w.add(LANE_END)
 
 
-__all__ = ["BLOCKED_BIT", "DEVICE", "ITER_BITS", "ITER_SHIFT", "Instrument", "LANE_END", "MAX_BLOCKS", "MAX_CAPACITY",
+__all__ = ["BLOCKED_BIT", "DEVICE", "ITER_BITS", "ITER_SHIFT", "Instrument", "LANE_END", "TIMED_BIT", "TIMED_EVERY", "MAX_BLOCKS", "MAX_CAPACITY",
            "RECORD_BYTES", "SITE_BITS", "STEP_BEGIN", "Stamps", "buffer_meta", "check_sites", "device_prelude",
            "lane_setup", "probe_line", "recorded", "step_end_line", "step_table"]

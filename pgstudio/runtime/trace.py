@@ -9,11 +9,12 @@ is the same ``Timeline`` type the simulator produces (``source="measured"``), so
 picture draws it; ``Trace.chrome()`` / ``chrome_trace(timeline)`` is Chrome / Perfetto trace JSON
 (``traceEvents``; one process per block, one thread per task lane).
 
-Time: every stamp carries the global timer (ns, one axis for every SM) and the SM's cycle
-counter.  Per block, a least-squares line maps cycles to global-timer nanoseconds; with
-``clock="cycles"`` (default) starts and ends come from cycles through that line, which resolves
-steps far shorter than the global timer's update step, while the line keeps blocks aligned.
-``clock="globaltimer"`` takes starts from the raw global timer instead.  Times are nanoseconds
+Time: every stamp carries the SM's cycle counter, every ``TIMED_EVERY``-th of a lane (and each
+lane's start) the global timer too (ns, one axis for every SM).  Per block, a least-squares line
+maps cycles to global-timer nanoseconds; with ``clock="cycles"`` (default) starts and ends come
+from cycles through that line, which resolves steps far shorter than the global timer's update
+step, while the line keeps blocks aligned.  ``clock="globaltimer"`` takes a timed stamp's time
+from the raw global timer instead (the others from the line).  Times are nanoseconds
 from the earliest sampled task's start.
 
 Decoding is pure Python (``decode(src, data)`` takes the buffer's bytes), so it is tested on
@@ -29,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
 from ..analysis.timeline import ARRIVE, BLOCKED, SYNC, WORK, Event, Timeline
-from ..codegen.instrument import BLOCKED_BIT, ITER_BITS, ITER_SHIFT, SITE_BITS, Instrument
+from ..codegen.instrument import BLOCKED_BIT, ITER_BITS, ITER_SHIFT, SITE_BITS, TIMED_BIT, Instrument
 from ..codegen.source import KernelSource
 from ..errors import GpuUnavailable, PgStudioError
 from ._cupy import WITHOUT_GPU
@@ -42,13 +43,14 @@ _U32 = 1 << 32
 
 @dataclass(frozen=True)
 class Stamp:
-    """One recorded step: ``gt`` global-timer ns at its start (absolute), ``cycles`` SM cycles at
-    its start (the block's frame), ``dur`` cycles it took."""
+    """One recorded step: ``gt`` global-timer ns at its end (absolute) for a timed record (every
+    ``TIMED_EVERY``-th of a lane, ``codegen.instrument``), else None; ``cycles`` SM cycles at its
+    start (the block's frame), ``dur`` cycles it took."""
 
     site: int
     blocked: bool
     iteration: int
-    gt: int
+    gt: int | None
     cycles: int
     dur: int
 
@@ -157,14 +159,15 @@ def decode(src: KernelSource | Mapping, data: Any, *, meta: Iterable[tuple[str, 
                 if it < last.get(depth, -1):
                     wrap[depth] = wrap.get(depth, 0) + (1 << ITER_BITS)
                 last[depth] = it
+                timed = bool(code >> TIMED_BIT & 1)
                 stamps.append(Stamp(site, bool(code >> BLOCKED_BIT & 1), it + wrap.get(depth, 0),
-                                    start_gt + (g - gt_lo) % _U32, shift + (c - c0) % _U32, dur))
+                                    start_gt + (g - gt_lo) % _U32 if timed else None, shift + (c - c0) % _U32, dur))
             lanes.append(Lane(b, name, (warp, nwarps), start_gt, shift, count, tuple(stamps)))
     ref = min((ln.start_gt for ln in lanes), default=0)
     fits = {}
     for b in sorted({ln.block for ln in lanes}):
         pts = [(ln.start_cycles, ln.start_gt - ref) for ln in lanes if ln.block == b]
-        pts += [(s.cycles, s.gt - ref) for ln in lanes if ln.block == b for s in ln.stamps]
+        pts += [(s.cycles + s.dur, s.gt - ref) for ln in lanes if ln.block == b for s in ln.stamps if s.gt is not None]
         fits[b] = _fit(pts)
     return Trace(str(info.get("design", "")) or (src.design if isinstance(src, KernelSource) else ""),
                  tasks, tuple(lanes), fits, steps, tuple(meta), ref)
@@ -201,9 +204,17 @@ class Trace:
         starts = [self._ns(ln.block, ln.start_cycles, ln.start_gt, clock) for ln in self.lanes]
         return min(starts, default=0.0)
 
-    def _ns(self, block: int, cycles: int, gt: int, clock: str) -> float:
+    def _ns(self, block: int, cycles: int, gt: int | None, clock: str) -> float:
+        """Nanoseconds since the trace's reference of a moment recorded as ``cycles`` (and, where
+        read, the global timer ``gt`` then): the raw timer with ``clock="globaltimer"`` where there
+        is a reading, else the block's cycle fit."""
         f = self.fits[block]
-        return float(gt - self.ref_gt) if clock == "globaltimer" else f.offset + f.ns_per_cycle * cycles
+        return float(gt - self.ref_gt) if clock == "globaltimer" and gt is not None else f.offset + f.ns_per_cycle * cycles
+
+    def _start(self, block: int, s: Stamp, clock: str) -> float:
+        if clock == "globaltimer" and s.gt is not None:  # a timed record read the timer at its end
+            return float(s.gt - self.ref_gt) - self.fits[block].ns_per_cycle * s.dur
+        return self._ns(block, s.cycles, None, clock)
 
     def timeline(self, block: int | None = None, *, clock: str = "cycles") -> Timeline:
         """One block's lanes as a measured ``Timeline`` (default: the first sampled block)."""
@@ -224,7 +235,7 @@ class Trace:
             table = self.steps[order[ln.task]] if self.steps else ()
             passes: dict[int, int] = {}  # loop depth -> the last pass count a stamp there carried
             for s in ln.stamps:
-                start = self._ns(block, s.cycles, s.gt, clock) - zero
+                start = self._start(block, s, clock) - zero
                 row = table[s.site] if s.site < len(table) else None
                 events.extend(_events(ln, s, start, start + f.ns_per_cycle * s.dur, row, _cursor_pass(row, s, passes)))
         copies, bounded = landed_copies(events)
@@ -239,16 +250,18 @@ class Trace:
 
     def problems(self) -> list[str]:
         """Stamps out of order within a lane (each step must start no earlier than the previous
-        one ended, on both clocks); an empty list when every lane is monotonic."""
+        one ended, in cycles, and the global timer read at a timed step's end must not run
+        backwards); an empty list when every lane is monotonic."""
         out = []
         for ln in self.lanes:
             prev_end, prev_gt = ln.start_cycles, ln.start_gt
             for i, s in enumerate(ln.stamps):
-                if s.cycles < prev_end or s.gt < prev_gt:
+                if s.cycles < prev_end or (s.gt is not None and s.gt < prev_gt):
                     out.append(f"block {ln.block} task {ln.task!r}: stamp {i} (iteration {s.iteration}, site {s.site}) "
-                               f"starts at {s.cycles} cycles / {s.gt} ns, before the previous step ended "
-                               f"({prev_end} cycles / {prev_gt} ns)")
-                prev_end, prev_gt = s.cycles + s.dur, s.gt
+                               f"starts at {s.cycles} cycles (global timer {s.gt} ns at its end), before the "
+                               f"previous step ended ({prev_end} cycles / {prev_gt} ns)")
+                prev_end = s.cycles + s.dur
+                prev_gt = s.gt if s.gt is not None else prev_gt
         return out
 
     def chrome(self, *, clock: str = "cycles") -> dict:

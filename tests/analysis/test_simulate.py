@@ -199,3 +199,11 @@ def test_with_the_release_lag_an_mma_gives_a_stage_back_after_the_next_mma_is_is
 def test_an_unknown_cost_name_is_refused():
     with pytest.raises(ValueError, match="'calibrated'"):
         simulate(examples.merge_copy(), cost="fast")
+
+
+def test_period_of_one_lane_then_of_the_busiest_both_answer():
+    """period() caches per task; the cache once took the name of the method that computes a
+    period, so a second task's period raised TypeError."""
+    tl = simulate(examples.merge_copy(), iterations=8)
+    fresh = simulate(examples.merge_copy(), iterations=8)
+    assert tl.period("store") == fresh.period("store") and tl.period() == fresh.period() > 0

@@ -55,7 +55,7 @@ def test_merge_copy_stamps_each_step_that_generates_code():
         body = _role(src.code, tc.task.name)
         steps = list(tc.plan.steps())
         want = [k for k, rs in enumerate(steps) if recorded(rs)]
-        sites = [int(m) for m in re.findall(r"pg_ins_put\(pg_ins, pg_ins_cap, pg_ins_n, pg_ins_g, pg_ins_c, (\d+)u", body)]
+        sites = [int(m) for m in re.findall(r"pg_ins_put\(pg_ins, pg_ins_cap, pg_ins_n, pg_ins_c, (\d+)u", body)]
         assert sites == want, tc.task.name
         waits = sum(1 for rs in steps for a in rs.actions if a.verb == "wait")
         assert body.count("pg_ins_bk = pg_ins_ready(") == waits
@@ -132,7 +132,7 @@ def test_gemm_tasks_stamp_each_step_that_generates_code(name, arch):
         body = _gemm_role(src.code, t.name)
         steps = list(plans[t.name].steps())
         want = [k for k, rs in enumerate(steps) if gemm_recorded(rs)]
-        puts = re.findall(r"pg_ins_put\(pg_ins, pg_ins_cap, pg_ins_n, pg_ins_g, pg_ins_c, (\d+)u .*\(\(u32\)(\w+) <<", body)
+        puts = re.findall(r"pg_ins_put\(pg_ins, pg_ins_cap, pg_ins_n, pg_ins_c, (\d+)u .*\(\(u32\)(\w+) <<", body)
         assert [int(site) for site, _ in puts] == want, t.name
         assert "pg_ins_cap = (blockIdx.x < PG_INS_BLOCKS && tt == 0)" in body  # one thread per task records
 

@@ -10,7 +10,7 @@ from pgstudio import examples
 from pgstudio.analysis.simulate import simulate
 from pgstudio.analysis.timeline import ARRIVE, BLOCKED, SYNC, WORK
 from pgstudio.codegen import emit
-from pgstudio.codegen.instrument import BLOCKED_BIT, ITER_BITS, ITER_SHIFT, Instrument
+from pgstudio.codegen.instrument import BLOCKED_BIT, ITER_BITS, ITER_SHIFT, TIMED_BIT, TIMED_EVERY, Instrument
 from pgstudio.errors import PgStudioError
 from pgstudio.runtime.trace import chrome_trace, decode
 
@@ -25,14 +25,16 @@ class Buffer:
         self.tasks, self.cap, self.blocks = len(info["tasks"]), info["capacity"], info["blocks"]
         self.words = [0] * (info["buffer_bytes"] // 4)
 
-    def lane(self, block, task, start_gt, start_clk, steps, count=None, quantum=1):
-        """steps: (site, blocked, iteration, start ns after the lane start, duration ns)."""
+    def lane(self, block, task, start_gt, start_clk, steps, count=None, quantum=1, timed_every=1):
+        """steps: (site, blocked, iteration, start ns after the lane start, duration ns); every
+        ``timed_every``-th record reads the global timer (at the step's end), as the kernel does."""
         base = (block * self.tasks + task) * (self.cap + 1) * 4
         self.words[base:base + 4] = [len(steps) if count is None else count, start_gt % 2**32, start_gt >> 32,
                                      start_clk % 2**32]
         for i, (site, blocked, it, t, dur) in enumerate(steps[:self.cap]):
-            g = (start_gt + t) // quantum * quantum
-            code = site | blocked << BLOCKED_BIT | (it % 2**ITER_BITS) << ITER_SHIFT
+            timed = i % timed_every == 0
+            g = (start_gt + t + dur) // quantum * quantum if timed else 0
+            code = site | blocked << BLOCKED_BIT | timed << TIMED_BIT | (it % 2**ITER_BITS) << ITER_SHIFT
             self.words[base + 4 * (i + 1):base + 4 * (i + 2)] = [g % 2**32, (start_clk + int(t * GHZ)) % 2**32,
                                                                  int(dur * GHZ), code]
 
@@ -145,6 +147,24 @@ def test_a_coarse_global_timer_is_resolved_by_the_cycle_counter(merge_src):
     assert sum(b - a == 0 for a, b in zip(coarse[::2], coarse[1::2])) > 20  # the raw timer mostly cannot
 
 
+def test_sparse_timer_readings_are_enough_for_the_clock_fit():
+    """The kernel reads the global timer on every TIMED_EVERY-th record only (it costs far more
+    than the cycle counter): the fit through those readings still places every step."""
+    src = emit(examples.merge_copy(), instrument=Instrument(blocks=1, capacity=64))
+    buf = Buffer(src)
+    truth = [137 * i + 11 * (i % 5) for i in range(64)]
+    buf.lane(0, 2, 10**9, 5, [(6, 0, i, t, 20) for i, t in enumerate(truth)], timed_every=TIMED_EVERY)
+    tr = decode(src, buf.bytes())
+    lane = tr.lane(0, "store")
+    assert [s.gt is not None for s in lane.stamps] == [i % TIMED_EVERY == 0 for i in range(64)]
+    fit = tr.fits[0]
+    assert fit.fitted and fit.points == 1 + 64 // TIMED_EVERY and fit.ns_per_cycle == pytest.approx(1 / GHZ)
+    for clock in ("cycles", "globaltimer"):
+        starts = [e.start for e in tr.timeline(clock=clock).lane("store") if e.op == "store"]
+        assert starts == pytest.approx(truth, abs=0.5), clock
+    assert tr.problems() == []
+
+
 def test_wall_clock_sized_timer_values_keep_nanoseconds(merge_src):
     """%globaltimer counts nanoseconds since 1970 (~1.8e18): a double near there resolves only
     256 ns, so the decoder must subtract a reference as an integer before any float."""
@@ -228,7 +248,8 @@ def test_measured_merge_copy_timeline():
     assert tr.blocks == (0, 1)
     for block in tr.blocks:
         tl = tr.timeline(block)
-        assert tl.source == "measured" and tl.lanes == ("load_a", "load_b", "store")  # one lane per task
+        # one lane per task, and the copy engine's lane of each loader (the copies seen landing)
+        assert tl.source == "measured" and tl.lanes == ("load_a", "load_a.tma", "load_b", "load_b.tma", "store")
         for lane in tl.lanes:
             starts = [e.start for e in tl.lane(lane) if e.kind in (WORK, SYNC, BLOCKED) and e.op != "blocked"]
             assert starts == sorted(starts)
@@ -249,7 +270,7 @@ def test_measured_fork_copy_has_both_consumers():
     tr = trace(examples.fork_copy(), n=1 << 22, instrument=Instrument(blocks=1, capacity=64))
     tl = tr.timeline()
     assert tr.meta_dict["verified"] and tr.problems() == []
-    assert tl.lanes == ("load", "copy_out", "relu_out")
+    assert tl.lanes == ("load", "load.tma", "copy_out", "relu_out")
     assert {e.op for e in tl.lane("relu_out")} >= {"wait", "store", "release"}
 
 
