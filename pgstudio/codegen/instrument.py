@@ -274,6 +274,6 @@ class Stamps:
         w.add(LANE_END)
 
 
-__all__ = ["BLOCKED_BIT", "DEVICE", "ITER_BITS", "ITER_SHIFT", "Instrument", "LANE_END", "TIMED_BIT", "TIMED_EVERY", "MAX_BLOCKS", "MAX_CAPACITY",
-           "RECORD_BYTES", "SITE_BITS", "STEP_BEGIN", "Stamps", "buffer_meta", "check_sites", "device_prelude",
-           "lane_setup", "probe_line", "recorded", "step_end_line", "step_table"]
+__all__ = ["BLOCKED_BIT", "DEVICE", "ITER_BITS", "ITER_SHIFT", "Instrument", "LANE_END", "MAX_BLOCKS", "MAX_CAPACITY",
+           "RECORD_BYTES", "SITE_BITS", "STEP_BEGIN", "Stamps", "TIMED_BIT", "TIMED_EVERY", "buffer_meta", "check_sites",
+           "device_prelude", "lane_setup", "probe_line", "recorded", "step_end_line", "step_table"]

@@ -1,4 +1,4 @@
-"""What the GEMM generator builds, as data: lift a limit here, then teach ``codegen/gemm.py`` to
+"""What the GEMM generator builds, as data: lift a limit here, then teach ``codegen/gemm/`` to
 render it (``gemm_sizes`` and ``gemm_checks`` turn each limit into a ``codegen.*`` diagnostic).
 
 Operands are fp16 / bf16, or fp32 that the tensor cores read as tf32 (sm_90a ``wgmma ... .tf32``,

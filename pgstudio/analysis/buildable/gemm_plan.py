@@ -10,7 +10,7 @@ splits the register file between warpgroups, and lists the tensor maps and kerne
 diagnostic naming the values and the fix (``gemm_sizes``, ``gemm_checks``), which ``validate()``
 reports for each target and ``emit`` raises as one ``DesignError``.  The generator's limits are
 data (``gemm_limits``): lifting one is a change there plus the code that renders it in
-``codegen/gemm.py``.
+the ``codegen/gemm/`` package.
 """
 
 from __future__ import annotations
