@@ -1,6 +1,7 @@
 """Instrumented builds: ``emit(design, instrument=Instrument())`` records what each task did.
 
-For a sample of blocks (``blockIdx.x < blocks``) one elected lane per task (the task's only
+For a sample of blocks (the grid's last ``blocks``: sample k is block ``gridDim.x - blocks + k``)
+one elected lane per task (the task's only
 thread for a bulk-copy role, else its thread 0) stamps every schedule step that generates code:
 each acquire / wait (with whether its first probe found the barrier closed, so blocked time is
 visible), each work step (a bulk-copy issue, thread copies, the store) and each commit / release.
@@ -13,7 +14,7 @@ the sample, and lanes that do not record, only compare a zero capacity per step.
 
 Buffer (``uint4`` words; decoded by ``pgstudio.runtime.trace``)::
 
-    lane l = block * num_tasks + task      (blocks 0 .. blocks-1, tasks in design order)
+    lane l = k * num_tasks + task          (samples k 0 .. blocks-1, tasks in design order)
     slab l = words [l * (capacity + 1), (l + 1) * (capacity + 1))
     slab[0]      header: {steps stamped (may exceed capacity), globaltimer at the task's start
                  (low, high 32 bits), %clock at the task's start}
@@ -22,6 +23,12 @@ Buffer (``uint4`` words; decoded by ``pgstudio.runtime.trace``)::
     code         site (bits 0-11: index of the step in the task's resolved plan) | blocked << 12
                  (the wait's first probe failed) | timed << 13 (word 0 holds the global timer)
                  | iteration << 14 (low 18 bits)
+
+Why the last blocks: a persistent kernel hands its work units out in block order, so when they
+do not divide evenly the first blocks take one unit more; a sampled block is slowed by its
+stamps (each lengthens its thread's chain of steps), and the grid's last blocks are the ones
+with room for that (merge_gemm at 4096^3: 1.23x the plain kernel sampling blocks 0 and 1,
+1.02x sampling the last two, which have 3 tiles to the others' 4; ``benchmarks/instrument_cost.py``).
 
 Every record reads the SM's ``%clock`` (a cycle counter, a few cycles to read, which resolves
 steps far shorter than the global timer's update step); every ``TIMED_EVERY``-th record of a
@@ -196,9 +203,10 @@ def lane_setup(task_index: int, lane_cond: str) -> tuple[str, ...]:
     record; ``lane_cond``: the C condition of the recording thread, "" for an elected thread),
     the step's start clocks and the task's start."""
     who = f" && {lane_cond}" if lane_cond else ""
-    return (f"const u32 pg_ins_cap = (blockIdx.x < PG_INS_BLOCKS{who}) ? PG_INS_CAP : 0u;  "
+    return ("const u32 pg_ins_b = blockIdx.x + PG_INS_BLOCKS - gridDim.x;  // sample k: the grid's last blocks",
+            f"const u32 pg_ins_cap = (pg_ins_b < PG_INS_BLOCKS{who}) ? PG_INS_CAP : 0u;  "
             "// instrumented: this lane stamps its steps",
-            f"uint4* const pg_ins = pg_trace + (pg_ins_cap ? (blockIdx.x * PG_INS_TASKS + {task_index}u) * "
+            f"uint4* const pg_ins = pg_trace + (pg_ins_cap ? (pg_ins_b * PG_INS_TASKS + {task_index}u) * "
             "(PG_INS_CAP + 1u) : 0u);",
             "u32 pg_ins_n = 0, pg_ins_c = 0, pg_ins_bk = 0;",
             "const u64 pg_ins_t0 = pg_ins_cap ? pg_globaltimer() : 0ull;",

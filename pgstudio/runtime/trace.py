@@ -7,7 +7,9 @@ into a ``Trace``: per sampled block, one lane per task, each stamp a step with i
 duration, whether its wait found the barrier closed, and its iteration.  ``Trace.timeline(block)``
 is the same ``Timeline`` type the simulator produces (``source="measured"``), so the same
 picture draws it; ``Trace.chrome()`` / ``chrome_trace(timeline)`` is Chrome / Perfetto trace JSON
-(``traceEvents``; one process per block, one thread per task lane).
+(``traceEvents``; one process per block, one thread per task lane).  The sampled blocks are the
+grid's last (``codegen.instrument`` says why): sample k is block ``meta["first_sampled_block"] + k``
+(``grid_block`` in its timeline's meta).
 
 Time: every stamp carries the SM's cycle counter, every ``TIMED_EVERY``-th of a lane (and each
 lane's start) the global timer too (ns, one axis for every SM).  Per block, a least-squares line
@@ -239,7 +241,8 @@ class Trace:
                 row = table[s.site] if s.site < len(table) else None
                 events.extend(_events(ln, s, start, start + f.ns_per_cycle * s.dur, row, _cursor_pass(row, s, passes)))
         copies, bounded = landed_copies(events)
-        meta = [("status", "complete"), ("block", block), ("clock", clock), ("ns_per_cycle", f.ns_per_cycle),
+        first = int(dict(self.meta).get("first_sampled_block", 0))
+        meta = [("status", "complete"), ("block", block), ("grid_block", first + block), ("clock", clock), ("ns_per_cycle", f.ns_per_cycle),
                 ("timer_step_ns", f.step_ns), ("clock_fitted", f.fitted),
                 ("dropped", {ln.task: ln.dropped for ln in self.lanes if ln.block == block}),
                 ("copies_landed_by", bounded), *self.meta]
@@ -482,8 +485,9 @@ def trace(design: Any, *, n: int | None = None, instrument: Instrument | None = 
     la.verify(work)  # warm-up: module load and first touches stay out of the traced launch
     checks = la.verify(work)  # the traced launch, on fresh poisoned outputs and a zeroed buffer
     data = la.buffer.get()
-    meta = (("kernel", src.entry), ("n", work.n), ("grid", la.grid(work)), ("blocks_per_sm", la.blocks_per_sm),
-            ("verified", all(c.ok for c in checks)))
+    grid = la.grid(work)
+    meta = (("kernel", src.entry), ("n", work.n), ("grid", grid), ("first_sampled_block", max(grid - spec.blocks, 0)),
+            ("blocks_per_sm", la.blocks_per_sm), ("verified", all(c.ok for c in checks)))
     return decode(src, data, meta=meta)
 
 
@@ -497,8 +501,9 @@ def _trace_gemm(design: Any, spec: Instrument, seed: int | None, budget_ms: floa
     work = GemmWorkload.make(design, src, m, n, k, seed)
     la.verify(work)  # warm-up: module load, tensor maps and first touches stay out of the traced launch
     checks = la.verify(work)
-    meta = (("kernel", src.entry), ("problem", (m, n, k)), ("grid", la.grid(work)), ("blocks_per_sm", 1),
-            ("verified", all(c.ok for c in checks)))
+    grid = la.grid(work)
+    meta = (("kernel", src.entry), ("problem", (m, n, k)), ("grid", grid), ("first_sampled_block", max(grid - spec.blocks, 0)),
+            ("blocks_per_sm", 1), ("verified", all(c.ok for c in checks)))
     return decode(src, la.buffer.get(), meta=meta)
 
 

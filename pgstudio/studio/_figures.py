@@ -191,7 +191,7 @@ class TimelinePane(_FigurePane):
         self.measured, self.measured_of = measured, design.to_json()
         verified = "verified" if tr.meta_dict.get("verified") else "NOT verified"
         self.measure_note.value = (f"<span class='pg-ok'>measured</span> <span class='pg-note'>({verified}; block "
-                                   f"{measured.meta_dict.get('block', 0)} of {len(tr.blocks)} sampled, "
+                                   f"{measured.meta_dict.get('grid_block', 0)}, the first of {len(tr.blocks)} sampled, "
                                    f"grid {tr.meta_dict.get('grid', '?')})</span>")
         self._draw()
         return measured

@@ -134,7 +134,7 @@ def test_gemm_tasks_stamp_each_step_that_generates_code(name, arch):
         want = [k for k, rs in enumerate(steps) if gemm_recorded(rs)]
         puts = re.findall(r"pg_ins_put\(pg_ins, pg_ins_cap, pg_ins_n, pg_ins_c, (\d+)u .*\(\(u32\)(\w+) <<", body)
         assert [int(site) for site, _ in puts] == want, t.name
-        assert "pg_ins_cap = (blockIdx.x < PG_INS_BLOCKS && tt == 0)" in body  # one thread per task records
+        assert "pg_ins_cap = (pg_ins_b < PG_INS_BLOCKS && tt == 0)" in body  # one thread per task records
 
         def depth_of(nodes, depth=0, out=None):  # each step's loop depth, in plan order
             out = [] if out is None else out

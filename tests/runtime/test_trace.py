@@ -288,8 +288,8 @@ def _lead(tl, load: str, mma: str) -> list[int]:
 @pytest.mark.parametrize("name", GEMM_TRACED)
 def test_measured_gemm_timeline_shows_the_pipeline(name):
     from pgstudio.runtime.trace import trace
-    stages = 4
-    design = examples.CANONICAL[name](num_stages=stages)
+    design = examples.CANONICAL[name]()
+    stages = design.resource("smem_a").pipeline_config.num_stages
     tr = trace(design, instrument=Instrument(blocks=2, capacity=4096))
     assert tr.meta_dict["verified"] is True and tr.problems() == []
     assert tr.blocks == (0, 1)
