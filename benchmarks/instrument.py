@@ -104,8 +104,16 @@ def gemm_overhead(name: str, rounds: int) -> dict:
     return {"name": name, "ratio": vs[1].median_ms / plain, "noise": vs[2].median_ms / plain}
 
 
-def _side_by_side(pairs, path: Path) -> None:
-    """Simulated (fitted) above measured, per design, as one PNG."""
+def _k_window(tl, first: int = 8, last: int = 16) -> tuple[float, float]:
+    """The time span of k tiles first..last of a GEMM timeline's MMA lane (one window for the
+    simulated and the measured picture: iterations of a GEMM lane mix k-tile and tile counts)."""
+    starts = {e.iteration: e.start for e in tl.lane("mma") if e.op == "mma"}
+    return starts.get(first, 0.0), starts.get(last, max(e.end for e in tl.events))
+
+
+def _side_by_side(pairs, path: Path, windows=None) -> None:
+    """Simulated (fitted) above measured, per design, as one PNG (``windows``: per pair, a
+    function of a timeline giving its time window; default iterations 8..15)."""
     from matplotlib import image
 
     from pgstudio.render import to_png
@@ -113,9 +121,9 @@ def _side_by_side(pairs, path: Path) -> None:
     from pgstudio.render.timeline import timeline_figure
     pngs = []
     for sim, meas in pairs:
-        window = (8, 15)
         for tl in (sim, meas):
-            pngs.append(image.imread(io.BytesIO(to_png(timeline_figure(tl, iterations=window, width=11.0), dpi=80))))
+            kw = {"time": windows(tl)} if windows else {"iterations": (8, 15)}
+            pngs.append(image.imread(io.BytesIO(to_png(timeline_figure(tl, width=11.0, **kw), dpi=80))))
     heights = [p.shape[0] / 80 for p in pngs]
     fig = new_figure(11.0, sum(heights))
     top = 1.0
@@ -181,13 +189,36 @@ def timeline_files(out: Path) -> None:
         sim = simulate(design, 24, cost="calibrated")
         stages = design.resource("smem_a").pipeline_config.num_stages
         lead = _lead(meas, "load_a", "mma")[stages:]
-        print(f"  {name}: k-tile period measured {meas.period('mma'):.0f} ns, calibrated simulator "
-              f"{sim.period('mma'):.0f} ns; load_a runs {sorted(lead)[len(lead) // 2]} of {stages} stages ahead "
+        plain = plain_k_period(design)
+        simulated = sim.period("mma")
+        print(f"  {name}: k-tile period: plain kernel {plain:.0f} ns (its time / the k tiles of the busiest "
+              f"block), traced (instrumented) {meas.period('mma'):.0f} ns, calibrated simulator "
+              f"{simulated:.0f} ns ({simulated / plain - 1:+.1%}); load_a runs {sorted(lead)[len(lead) // 2]} of {stages} stages ahead "
               f"of the MMA (median over {len(lead)} k tiles); {meas.meta_dict['copies_landed_by']} copies landed "
               "before their wait")
         tr.save(str(out / f"trace_{name}.json"))
         pairs.append((sim, meas))
-    _side_by_side(pairs, out / "timeline_gemm.png")
+    _side_by_side(pairs, out / "timeline_gemm.png", windows=_k_window)
+
+
+def plain_k_period(design, rounds: int = 10) -> float:
+    """The plain kernel's time per k tile (ns): its median time (verified first) over the k tiles of
+    the busiest block of its persistent grid."""
+    from pgstudio.runtime._cupy import cupy
+    from pgstudio.runtime.gemm_run import GemmLauncher, GemmWorkload
+    src = emit_cached(design)
+    m, n, k = src.info["problem"]
+    with cupy().cuda.Stream(non_blocking=True):
+        work = GemmWorkload.make(design, src, m, n, k)
+        la = GemmLauncher(src)
+        assert all(c.ok for c in la.verify(work))
+        args = la.args(work)
+        v = Contender("plain", "", lambda: la.launch(work, args), work.amount, work.unit, la)
+        interleave([v], rounds=rounds, progress=False)
+    p = design.problem_dict
+    units = p["num_tiles"]
+    per_block = -(-units // la.grid(work))
+    return v.median_ms * 1e6 / (per_block * p["num_k_tiles"])
 
 
 def _lead(tl, load: str, mma: str) -> list[int]:
