@@ -160,8 +160,9 @@ and redraws everything about it after each edit:
   and fix (**show** highlights the element in the graph; a one-click fix applies it);
 * **left**: editors for Resources, Edges, Groups, Tasks and the Design as a whole;
 * **right**: the dependency Graph, the Barriers layout, the simulated Timeline (zoom, pan, hover,
-  click), the exhaustive Checker's verdict, the generated CUDA source, **Compile & Benchmark**
-  and **Sweep**.
+  click; on a GPU, **Measure on the GPU** draws the instrumented kernel's measured timeline below
+  it, on one time axis), the exhaustive Checker's verdict, the generated CUDA source,
+  **Compile & Benchmark** and **Sweep**.
 
 Schedules are derived from the design (acquire / work / commit on the producer side, wait /
 work / release on the consumer side, collapsed steps on the group object), unless one written
