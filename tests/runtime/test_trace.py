@@ -358,3 +358,13 @@ def test_the_chrome_trace_draws_only_the_lanes_of_its_timeline():
     assert [(e["tid"], e["name"], e["ph"]) for e in steps] == [(0, "load", "X"), (0, "arrive full", "i")]
     assert doc["otherData"] == {"design": "d", "source": "simulated", "generator": "pgstudio"}
     assert chrome_trace([])["traceEvents"] == [] and chrome_trace([])["otherData"]["design"] == ""
+
+
+def test_samples_are_the_grids_last_blocks(merge_src):
+    """The kernel samples the grid's last blocks (a persistent schedule gives them a work unit
+    fewer when units do not divide evenly): sample k is block first_sampled_block + k."""
+    assert "const u32 pg_ins_b = blockIdx.x + PG_INS_BLOCKS - gridDim.x;" in merge_src.code
+    buf = Buffer(merge_src)
+    buf.lane(1, 2, 1000, 0, [(6, 0, 0, 10, 20)])
+    tr = decode(merge_src, buf.bytes(), meta=(("grid", 132), ("first_sampled_block", 130)))
+    assert tr.blocks == (1,) and tr.timeline(1).meta_dict["grid_block"] == 131
