@@ -33,10 +33,10 @@ with room for that (merge_gemm at 4096^3: 1.23x the plain kernel sampling blocks
 Every record reads the SM's ``%clock`` (a cycle counter, a few cycles to read, which resolves
 steps far shorter than the global timer's update step); every ``TIMED_EVERY``-th record of a
 lane, and each lane's header, also reads ``%globaltimer``, which puts all lanes and blocks on one
-axis in nanoseconds.  Reading the global timer costs far more than the cycle counter: stamping
-it on every step made a 128 x 128 GEMM's MMA warpgroup (five steps per k tile of ~280 ns) 1.6x
-slower.  A few readings per lane are all the decoder needs: it fits cycles to global-timer
-nanoseconds per block (every lane of a block runs on one SM, one ``%clock``).
+axis in nanoseconds.  A few readings per lane are all the decoder needs: it fits cycles to
+global-timer nanoseconds per block (every lane of a block runs on one SM, one ``%clock``).  (The
+timer read was suspected of the GEMM builds' cost and made sparse; measured since, leaving it
+out entirely gives back little of that cost: ``codegen.gemm.stamps`` says what does.)
 
 ``KernelSource.info['instrument']`` carries the layout and the step table the decoder needs.
 """
@@ -83,7 +83,7 @@ __device__ __forceinline__ bool pg_ins_ready(u32 bar, u32 parity) {
   return ok != 0;
 }
 // Record one step: started at %clock c; ends now.  Every PG_INS_TIMED-th record also reads the
-// global timer (at the step's end): it costs far more than %clock, and a few readings suffice.
+// global timer (at the step's end): a few readings per lane are all the clock fit needs.
 __device__ __forceinline__ void pg_ins_put(uint4* slab, u32 cap, u32& n, u32 c, u32 code) {
   if (n < cap) {
     const u32 d = pg_ins_clk() - c;
