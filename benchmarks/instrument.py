@@ -55,15 +55,20 @@ def overhead(n: int, rounds: int) -> dict:
     interleave(vs, rounds=rounds, progress=False)
     tr = decode(src, la.buffer.get())  # what the last timed launch recorded
     assert not tr.problems(), tr.problems()[:3]
+    report(f"merge_copy fp32, {n:,} elements per operand ({3 * n * 4 / 2**30:.2f} GiB moved), medians of {rounds} "
+           "interleaved runs", vs, tr, lambda la: f"blocks/SM {la.blocks_per_sm}, {la.lk.num_regs} regs")
+    return {"n": n, "ratio": vs[1].median_ms / vs[0].median_ms, "noise": vs[2].median_ms / vs[0].median_ms}
+
+
+def report(title: str, vs: list[Contender], tr, launcher_words) -> None:
+    """The rows of plain / instrumented / plain again, and what the last traced launch recorded."""
     plain = vs[0].median_ms
-    print(f"merge_copy fp32, {n:,} elements per operand ({3 * n * 4 / 2**30:.2f} GiB moved), "
-          f"medians of {rounds} interleaved runs")
+    print(title)
     for v in vs:
-        print(f"  {v.name:<13} {v.what:<30} {v.median_ms:8.4f} ms  {v.rate:7,.0f} GB/s  {v.median_ms / plain:6.4f}x  "
-              f"(blocks/SM {v.launcher.blocks_per_sm}, {v.launcher.lk.num_regs} regs)")
+        print(f"  {v.name:<13} {v.what:<30} {v.median_ms:8.4f} ms  {v.rate:7,.0f} {v.unit}  {v.median_ms / plain:6.4f}x  "
+              f"({launcher_words(v.launcher)})")
     print(f"  stamps of the last launch: {tr.summary()}")
     print()
-    return {"n": n, "ratio": vs[1].median_ms / plain, "noise": vs[2].median_ms / plain}
 
 
 GEMM_DESIGNS = ("merge_gemm", "fused_merge_gemm", "merge_gemm_resadd", "fork_gemm_act")
@@ -71,37 +76,45 @@ GEMM_DESIGNS = ("merge_gemm", "fused_merge_gemm", "merge_gemm_resadd", "fork_gem
 GEMM_CAPACITY = 4096
 
 
-def gemm_overhead(name: str, rounds: int) -> dict:
-    """A GEMM design at its problem: plain, instrumented (2 sampled blocks), plain again."""
-    from pgstudio.runtime._cupy import cupy
+def gemm_contenders(design, sources, work=None) -> tuple:
+    """(work, contenders): each (label, what, KernelSource) of ``design`` loaded, verified on fresh
+    random inputs with poisoned outputs, and ready to time on one workload (made from the first
+    source unless given).  Call it on a created stream (``cupy().cuda.Stream``)."""
     from pgstudio.runtime.gemm_run import GemmLauncher, GemmWorkload
+    m, n, k = sources[0][2].info["problem"]
+    work = work or GemmWorkload.make(design, sources[0][2], m, n, k)
+    vs = []
+    for label, what, src in sources:
+        la = GemmLauncher(src)
+        checks = la.verify(work)
+        assert all(c.ok for c in checks), (label, checks)
+        args = la.args(work)
+        vs.append(Contender(label, what, (lambda la=la, args=args: la.launch(work, args)), work.amount, work.unit, la))
+    return work, vs
+
+
+def gemm_overhead(name: str, rounds: int) -> dict:
+    """A GEMM design at its problem: plain, instrumented (2 sampled blocks), plain again; and the
+    plain kernel's time per k tile (its median over the k tiles of the busiest block)."""
+    from pgstudio.runtime._cupy import cupy
     design = examples.example(name)
     spec = Instrument(blocks=2, capacity=GEMM_CAPACITY)
     plain_src, ins_src = emit_cached(design), emit_cached(design, instrument=spec)
-    m, n, k = plain_src.info["problem"]
     with cupy().cuda.Stream(non_blocking=True):
-        work = GemmWorkload.make(design, plain_src, m, n, k)
-        vs = []
-        for label, what, src in (("plain", "default build", plain_src),
-                                 ("instrumented", f"{spec.blocks} blocks x {spec.capacity} records", ins_src),
-                                 ("plain again", "same kernel, second launcher", plain_src)):
-            la = GemmLauncher(src)
-            checks = la.verify(work)  # fresh random inputs, poisoned outputs
-            assert all(c.ok for c in checks), checks
-            args = la.args(work)
-            vs.append(Contender(label, what, (lambda la=la, args=args: la.launch(work, args)), work.amount, work.unit, la))
+        work, vs = gemm_contenders(design, [("plain", "default build", plain_src),
+                                            ("instrumented", f"{spec.blocks} blocks x {spec.capacity} records", ins_src),
+                                            ("plain again", "same kernel, second launcher", plain_src)])
         interleave(vs, rounds=rounds, progress=False)
         cupy().cuda.get_current_stream().synchronize()
         tr = decode(ins_src, vs[1].launcher.buffer.get())  # what the last timed launch recorded
     assert not tr.problems(), tr.problems()[:3]
+    report(f"{name} {work.m}x{work.n}x{work.k} {work.dtype}, medians of {rounds} interleaved runs", vs, tr,
+           lambda la: f"{la.lk.num_regs} regs")
+    p = design.problem_dict
+    per_block = -(-p["num_tiles"] // vs[0].launcher.grid(work))
     plain = vs[0].median_ms
-    print(f"{name} {m}x{n}x{k} {work.dtype}, medians of {rounds} interleaved runs")
-    for v in vs:
-        print(f"  {v.name:<13} {v.what:<30} {v.median_ms:8.4f} ms  {v.rate:7,.0f} TFLOP/s  {v.median_ms / plain:6.4f}x  "
-              f"({v.launcher.lk.num_regs} regs)")
-    print(f"  stamps of the last launch: {tr.summary()}")
-    print()
-    return {"name": name, "ratio": vs[1].median_ms / plain, "noise": vs[2].median_ms / plain}
+    return {"name": name, "ratio": vs[1].median_ms / plain, "noise": vs[2].median_ms / plain,
+            "k_period_ns": plain * 1e6 / (per_block * p["num_k_tiles"])}
 
 
 def _k_window(tl, first: int = 8, last: int = 16) -> tuple[float, float]:
@@ -173,7 +186,8 @@ def calibrate(out: Path | None) -> dict:
     return {"fit": result, "report": report}
 
 
-def timeline_files(out: Path) -> None:
+def timeline_files(out: Path, plain_k_ns: dict[str, float]) -> None:
+    """The trace and picture files; ``plain_k_ns``: each GEMM design's plain time per k tile."""
     from pgstudio.render import to_png
     from pgstudio.render.timeline import timeline_figure
     tr = trace(examples.merge_copy(), instrument=Instrument(blocks=2, capacity=512))
@@ -189,7 +203,7 @@ def timeline_files(out: Path) -> None:
         sim = simulate(design, 24, cost="calibrated")
         stages = design.resource("smem_a").pipeline_config.num_stages
         lead = _lead(meas, "load_a", "mma")[stages:]
-        plain = plain_k_period(design)
+        plain = plain_k_ns[name]
         simulated = sim.period("mma")
         print(f"  {name}: k-tile period: plain kernel {plain:.0f} ns (its time / the k tiles of the busiest "
               f"block), traced (instrumented) {meas.period('mma'):.0f} ns, calibrated simulator "
@@ -199,26 +213,6 @@ def timeline_files(out: Path) -> None:
         tr.save(str(out / f"trace_{name}.json"))
         pairs.append((sim, meas))
     _side_by_side(pairs, out / "timeline_gemm.png", windows=_k_window)
-
-
-def plain_k_period(design, rounds: int = 10) -> float:
-    """The plain kernel's time per k tile (ns): its median time (verified first) over the k tiles of
-    the busiest block of its persistent grid."""
-    from pgstudio.runtime._cupy import cupy
-    from pgstudio.runtime.gemm_run import GemmLauncher, GemmWorkload
-    src = emit_cached(design)
-    m, n, k = src.info["problem"]
-    with cupy().cuda.Stream(non_blocking=True):
-        work = GemmWorkload.make(design, src, m, n, k)
-        la = GemmLauncher(src)
-        assert all(c.ok for c in la.verify(work))
-        args = la.args(work)
-        v = Contender("plain", "", lambda: la.launch(work, args), work.amount, work.unit, la)
-        interleave([v], rounds=rounds, progress=False)
-    p = design.problem_dict
-    units = p["num_tiles"]
-    per_block = -(-units // la.grid(work))
-    return v.median_ms * 1e6 / (per_block * p["num_k_tiles"])
 
 
 def _lead(tl, load: str, mma: str) -> list[int]:
@@ -243,7 +237,7 @@ def main(argv: list[str] | None = None) -> int:
         calibrate(out)
         print()
     if out is not None:
-        timeline_files(out)
+        timeline_files(out, {r["name"]: r["k_period_ns"] for r in gemms})
     print(f"summary ({time.perf_counter() - t0:.0f} s)")
     ok = True
     for r in results:

@@ -21,8 +21,10 @@ import sys
 
 from pgstudio import examples
 from pgstudio.codegen.instrument import Instrument
-from pgstudio.runtime.bench import Contender, interleave
+from pgstudio.runtime.bench import interleave
 from pgstudio.runtime.run import emit_cached
+
+from instrument import gemm_contenders  # noqa: E402  (benchmarks/ is this script's folder)
 
 
 CAP = "(pg_ins_b < PG_INS_BLOCKS && tt == 0) ? PG_INS_CAP : 0u"
@@ -66,22 +68,14 @@ def variants(src):
 
 def measure(name: str, rounds: int) -> None:
     from pgstudio.runtime._cupy import cupy
-    from pgstudio.runtime.gemm_run import GemmLauncher, GemmWorkload
     design = examples.example(name)
     plain = emit_cached(design)
     ins = emit_cached(design, instrument=Instrument(blocks=2, capacity=4096))
-    m, n, k = plain.info["problem"]
     with cupy().cuda.Stream(non_blocking=True):
-        work = GemmWorkload.make(design, plain, m, n, k)
-        vs = []
-        for label, src in [("plain", plain), *variants(ins)]:
-            la = GemmLauncher(src)
-            assert all(c.ok for c in la.verify(work)), label
-            args = la.args(work)
-            vs.append(Contender(label, "", (lambda la=la, args=args: la.launch(work, args)), work.amount, work.unit, la))
+        work, vs = gemm_contenders(design, [("plain", "", plain)] + [(label, "", src) for label, src in variants(ins)])
         interleave(vs, rounds=rounds, progress=False)
     base = vs[0].median_ms
-    print(f"{name} {m}x{n}x{k}: " + ", ".join(f"{v.name} {v.median_ms / base:.3f}x" for v in vs))
+    print(f"{name} {work.m}x{work.n}x{work.k}: " + ", ".join(f"{v.name} {v.median_ms / base:.3f}x" for v in vs))
 
 
 def main(argv: list[str] | None = None) -> int:

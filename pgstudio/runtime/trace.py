@@ -340,17 +340,19 @@ def landed_copies(events: Sequence[Event]) -> tuple[list[Event], int]:
     beside the events and kept in the timeline's meta as ``copies_landed_by``).  The lane is the
     simulator's (``<task>.tma``), so the two timelines have the same lanes."""
     from ..analysis.simulate import COPY_LANE
-    issues = [e for e in events if e.op == "load" and e.kind == WORK and e.slot >= 0 and e.barrier]
-    waits = sorted((e for e in events if e.op in ("wait", "blocked") and e.slot >= 0), key=lambda e: e.start)
-    by_slot: dict[int, list[Event]] = {}
-    for e in sorted(issues, key=lambda e: e.start):
-        by_slot.setdefault(e.slot, []).append(e)
+    issues: dict[int, list[Event]] = {}  # slot -> its copies' issues, in time order
+    for e in sorted(events, key=lambda e: e.start):
+        if e.op == "load" and e.kind == WORK and e.slot >= 0 and e.barrier:
+            issues.setdefault(e.slot, []).append(e)
+    waits: dict[tuple[int, int], list[Event]] = {}  # (slot, parity) -> the waits on it
+    for e in events:
+        if e.op in ("wait", "blocked") and e.slot in issues:
+            waits.setdefault((e.slot, e.phase), []).append(e)
     out, bounded = [], 0
-    for slot, seq in by_slot.items():
+    for slot, seq in issues.items():
         for i, e in enumerate(seq):
             nxt = seq[i + 1].start if i + 1 < len(seq) else float("inf")
-            seen = [w for w in waits if w.slot == slot and w.phase == e.phase and w.task != e.task
-                    and w.end >= e.start and w.start < nxt]
+            seen = [w for w in waits.get((slot, e.phase), ()) if w.task != e.task and w.end >= e.start and w.start < nxt]
             if not seen:
                 continue  # no sampled waiter recorded this stage's round
             blocked = [w.end for w in seen if w.op == "blocked"]

@@ -30,15 +30,20 @@ def test_every_plain_line_survives_in_order(name):
     """Instrumentation only adds lines: the plain kernel is a subsequence of the instrumented
     one, apart from the parameter list's last line (which gains a comma)."""
     design = STREAMING[name]()
-    plain = emit(design).code.splitlines()
-    inst = emit(design, instrument=Instrument()).code.splitlines()
+    missing = _not_in_order(emit(design).code, emit(design, instrument=Instrument()).code)
+    assert missing == ["    const u64 pg_budget_ns) {"]
+
+
+def _not_in_order(plain: str, inst: str) -> list[str]:
+    """The lines of ``plain`` that are not, in order, lines of ``inst``."""
+    inst_lines = inst.splitlines()
     missing, pos = [], 0
-    for ln in plain:
+    for ln in plain.splitlines():
         try:
-            pos = inst.index(ln, pos) + 1
+            pos = inst_lines.index(ln, pos) + 1
         except ValueError:
             missing.append(ln)
-    assert missing == ["    const u64 pg_budget_ns) {"]
+    return missing
 
 
 def _role(code: str, task: str) -> str:
@@ -104,14 +109,7 @@ def test_the_default_gemm_build_has_no_instrumentation(name):
 @pytest.mark.parametrize("name", GEMM)
 def test_every_plain_gemm_line_survives_in_order(name, arch):
     design = examples.example(name)
-    plain = emit(design, arch=arch).code.splitlines()
-    inst = emit(design, arch=arch, instrument=Instrument()).code.splitlines()
-    missing, pos = [], 0
-    for ln in plain:
-        try:
-            pos = inst.index(ln, pos) + 1
-        except ValueError:
-            missing.append(ln)
+    missing = _not_in_order(emit(design, arch=arch).code, emit(design, arch=arch, instrument=Instrument()).code)
     assert len(missing) == 1 and missing[0].lstrip().startswith("pg_gemm_")  # the signature gains pg_trace
 
 
