@@ -73,7 +73,8 @@ def report(title: str, vs: list[Contender], tr, launcher_words) -> None:
 
 GEMM_DESIGNS = ("merge_gemm", "fused_merge_gemm", "merge_gemm_resadd", "fork_gemm_act")
 #: Stamp records per task lane of a GEMM trace: every k step of a block's tiles at the default problems.
-GEMM_CAPACITY = 4096
+#: What a GEMM trace records (the default window: 2 work units x 16 k tiles per sampled block).
+GEMM_SPEC = Instrument(blocks=2)
 
 
 def gemm_contenders(design, sources, work=None) -> tuple:
@@ -98,11 +99,12 @@ def gemm_overhead(name: str, rounds: int) -> dict:
     plain kernel's time per k tile (its median over the k tiles of the busiest block)."""
     from pgstudio.runtime._cupy import cupy
     design = examples.example(name)
-    spec = Instrument(blocks=2, capacity=GEMM_CAPACITY)
+    spec = GEMM_SPEC
     plain_src, ins_src = emit_cached(design), emit_cached(design, instrument=spec)
     with cupy().cuda.Stream(non_blocking=True):
         work, vs = gemm_contenders(design, [("plain", "default build", plain_src),
-                                            ("instrumented", f"{spec.blocks} blocks x {spec.capacity} records", ins_src),
+                                            ("instrumented", f"{spec.blocks} blocks x {spec.tiles} units x {spec.k_tiles} k tiles",
+                                             ins_src),
                                             ("plain again", "same kernel, second launcher", plain_src)])
         interleave(vs, rounds=rounds, progress=False)
         cupy().cuda.get_current_stream().synchronize()
@@ -117,7 +119,7 @@ def gemm_overhead(name: str, rounds: int) -> dict:
             "k_period_ns": plain * 1e6 / (per_block * p["num_k_tiles"])}
 
 
-def _k_window(tl, first: int = 8, last: int = 16) -> tuple[float, float]:
+def _k_window(tl, first: int = 4, last: int = 15) -> tuple[float, float]:
     """The time span of k tiles first..last of a GEMM timeline's MMA lane (one window for the
     simulated and the measured picture: iterations of a GEMM lane mix k-tile and tile counts)."""
     starts = {e.iteration: e.start for e in tl.lane("mma") if e.op == "mma"}
@@ -197,12 +199,12 @@ def timeline_files(out: Path, plain_k_ns: dict[str, float]) -> None:
     pairs = []
     for name in GEMM_DESIGNS:  # the measured GEMM pipeline beside the calibrated simulator's
         design = examples.example(name)
-        tr = trace(design, instrument=Instrument(blocks=2, capacity=GEMM_CAPACITY))
+        tr = trace(design, instrument=GEMM_SPEC)
         assert tr.meta_dict["verified"] and not tr.problems(), tr.problems()[:3]
         meas = tr.timeline()
         sim = simulate(design, 24, cost="calibrated")
         stages = design.resource("smem_a").pipeline_config.num_stages
-        lead = _lead(meas, "load_a", "mma")[stages:]
+        lead = _lead(meas, "load_a", "mma", stages)
         plain = plain_k_ns[name]
         simulated = sim.period("mma")
         print(f"  {name}: k-tile period: plain kernel {plain:.0f} ns (its time / the k tiles of the busiest "
@@ -215,10 +217,13 @@ def timeline_files(out: Path, plain_k_ns: dict[str, float]) -> None:
     _side_by_side(pairs, out / "timeline_gemm.png", windows=_k_window)
 
 
-def _lead(tl, load: str, mma: str) -> list[int]:
-    """Per k tile i of the MMA lane: k tiles the load task had issued when the MMAs of i began, minus i."""
-    issues = sorted(e.start for e in tl.lane(load) if e.op == "load")
-    mmas = sorted((e.iteration, e.start) for e in tl.lane(mma) if e.op == "mma")
+def _lead(tl, load: str, mma: str, stages: int) -> list[int]:
+    """Per k tile i of the first work unit's recorded window (``Instrument.k_tiles``), past the
+    fill: k tiles the load task had issued when the MMAs of i began, minus i (k tiles issued past
+    the window are not recorded, so the window's last ``stages`` k tiles are left out)."""
+    window = (dict(tl.meta).get("window") or (None, None))[1] or tl.iterations
+    issues = sorted(e.start for e in tl.lane(load) if e.op == "load" and e.iteration < window)
+    mmas = sorted((e.iteration, e.start) for e in tl.lane(mma) if e.op == "mma" and stages <= e.iteration < window - stages)
     return [sum(t < start for t in issues) - i for i, start in mmas]
 
 

@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """What an instrumented GEMM build's stamps cost, part by part (a diagnosis, not a figure).
 
-For each design: the plain kernel, the instrumented one, and instrumented variants with one part
+For each design: the plain kernel, the instrumented one recording every step of its sampled
+blocks, and instrumented variants with one part
 of the stamp left out (the record's global store, the cycle-counter reads, the wait probes, the
 timer reads, the lanes of the MMA task, the lanes of every task but the MMA's, every lane), one
 whose stamps are warp-uniform (no branch around them), and one sampling the grid's first blocks
-instead of its last, all interleaved on one stream;
+instead of its last, and the default build (which records a window: ``Instrument.tiles`` x
+``k_tiles``), all interleaved on one stream;
 each variant is verified first on fresh inputs with poisoned outputs.  The difference between a
 variant and the full instrumented build is what the part left out costs.
 
@@ -70,9 +72,12 @@ def measure(name: str, rounds: int) -> None:
     from pgstudio.runtime._cupy import cupy
     design = examples.example(name)
     plain = emit_cached(design)
-    ins = emit_cached(design, instrument=Instrument(blocks=2, capacity=4096))
+    ins = emit_cached(design, instrument=Instrument(blocks=2, capacity=4096, tiles=None, k_tiles=None))
+    window = Instrument(blocks=2)
+    windowed = emit_cached(design, instrument=window)
     with cupy().cuda.Stream(non_blocking=True):
-        work, vs = gemm_contenders(design, [("plain", "", plain)] + [(label, "", src) for label, src in variants(ins)])
+        work, vs = gemm_contenders(design, [("plain", "", plain)] + [(label, "", src) for label, src in variants(ins)]
+                                   + [(f"window {window.tiles} x {window.k_tiles} (default)", "", windowed)])
         interleave(vs, rounds=rounds, progress=False)
     base = vs[0].median_ms
     print(f"{name} {work.m}x{work.n}x{work.k}: " + ", ".join(f"{v.name} {v.median_ms / base:.3f}x" for v in vs))

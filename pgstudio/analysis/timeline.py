@@ -102,16 +102,18 @@ class Timeline:
 
     def _period(self, task: str | None) -> float:
         lanes = [task] if task else list(self.lanes)
-        best: list[float] = []
+        best: list[tuple[int, float]] = []
         for name in lanes:
             starts: dict[int, float] = {}
             for e in self.lane(name):
                 if e.iteration >= 0 and e.kind in (WORK, SYNC, BLOCKED):
                     starts[e.iteration] = min(starts.get(e.iteration, e.start), e.start)
-            seq = [starts[k] for k in sorted(starts)]
+            seq = sorted(starts.items())
             if len(seq) > len(best):
                 best = seq
-        gaps = [b - a for a, b in zip(best, best[1:])]
+        # successive iterations only: a measured GEMM timeline records a window of each work
+        # unit's k tiles (``Instrument.k_tiles``), and the jump between windows is no period
+        gaps = [b - a for (i, a), (j, b) in zip(best, best[1:]) if j == i + 1]
         if not gaps:
             return 0.0
         return median(gaps[len(gaps) // 4:])

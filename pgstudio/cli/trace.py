@@ -34,6 +34,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="iterations to simulate (with --simulate)")
     p.add_argument("--blocks", type=count(1, 1 << 16), default=2, help="blocks whose tasks stamp their steps")
     p.add_argument("--capacity", type=count(1, 1 << 16), default=512, help="step records kept per task lane")
+    p.add_argument("--tiles", type=count(0, 1 << 16), default=2,
+                   help="GEMM designs: work units recorded per sampled block, the first ones (0: every one)")
+    p.add_argument("--k-tiles", type=count(0, 1 << 16), default=16,
+                   help="GEMM designs: k tiles recorded of each recorded work unit, the first ones (0: every one)")
     p.add_argument("--n", type=count(1, MAX_ELEMENTS), help="elements per tensor (default: the design's num_elements)")
     p.add_argument("--blocks-per-sm", type=count(1, 64), help="blocks per SM (default: as many as fit)")
     p.add_argument("--executor", choices=NAMES, help="where the kernel runs: a GPU worker process (embedded, the "
@@ -56,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
             why = str(exc).split("; without one")[0]
             raise GpuUnavailable(f"{why}; the simulator's timeline needs no GPU: "
                                  f"pgstudio trace {args.design} --simulate --out {args.out}") from None
-        tr = trace(design, n=args.n, instrument=Instrument(args.blocks, args.capacity),
+        tr = trace(design, n=args.n, instrument=Instrument(args.blocks, args.capacity, args.tiles or None, args.k_tiles or None),
                    blocks_per_sm=args.blocks_per_sm, executor=args.executor)
         problems = tr.problems()
         if problems:

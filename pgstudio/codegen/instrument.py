@@ -97,16 +97,36 @@ __device__ __forceinline__ void pg_ins_put(uint4* slab, u32 cap, u32& n, u32 c, 
 
 @dataclass(frozen=True)
 class Instrument:
-    """What an instrumented build records: ``blocks`` sampled blocks (0 .. blocks-1), each lane
-    keeping at most ``capacity`` step records (16 B each)."""
+    """What an instrumented build records: ``blocks`` sampled blocks (the grid's last), each lane
+    keeping at most ``capacity`` step records (16 B each).
+
+    GEMM builds record a window of their loops: in each sampled block the first ``tiles`` work
+    units (output tiles, or tile splits), of each the first ``k_tiles`` k tiles, and every step
+    of those units outside the k loop (the accumulator's hand-over, the epilogue); None records
+    every pass of that loop (up to ``capacity``).  Why a window: every stamp lengthens its
+    thread's chain of steps (``codegen.gemm.stamps``), so recording a whole block makes it the
+    grid's slowest; two units of 16 k tiles show the fill, the steady state, the hand-over and
+    the epilogue's overlap with the next unit's mainloop at a few microseconds of stamps.
+    Streaming kernels have one loop and record every step up to ``capacity``."""
 
     blocks: int = 2
     capacity: int = 512
+    tiles: int | None = 2
+    k_tiles: int | None = 16
 
     def __post_init__(self) -> None:
-        for name, value, top in (("blocks", self.blocks, MAX_BLOCKS), ("capacity", self.capacity, MAX_CAPACITY)):
+        for name, value, top in (("blocks", self.blocks, MAX_BLOCKS), ("capacity", self.capacity, MAX_CAPACITY),
+                                 ("tiles", self.tiles, 1 << ITER_BITS), ("k_tiles", self.k_tiles, 1 << ITER_BITS)):
+            if value is None and name in ("tiles", "k_tiles"):
+                continue
             if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= top:
-                raise CompileError(f"Instrument({name}={value!r}) is out of range; use a whole number from 1 to {top}")
+                every = " (or None: every pass)" if name in ("tiles", "k_tiles") else ""
+                raise CompileError(f"Instrument({name}={value!r}) is out of range; use a whole number from 1 to "
+                                   f"{top}{every}")
+
+    def window(self) -> tuple[int | None, int | None]:
+        """(tiles, k_tiles): the GEMM loop window, for the trace's meta."""
+        return self.tiles, self.k_tiles
 
     def buffer_bytes(self, num_tasks: int) -> int:
         """Bytes of the device buffer for a kernel of ``num_tasks`` tasks."""
@@ -183,12 +203,14 @@ def check_sites(design: str, plans: Sequence["TaskPlan"]) -> None:
                            "instrumented builds number steps in 12 bits")
 
 
-def buffer_meta(spec: Instrument, tasks: Sequence[tuple[str, int, int]], steps: tuple, sets: Sequence) -> tuple:
+def buffer_meta(spec: Instrument, tasks: Sequence[tuple[str, int, int]], steps: tuple, sets: Sequence,
+                window: tuple | None = None) -> tuple:
     """``KernelSource.info['instrument']``: the buffer's layout and the step table, for the decoder
-    (one shape for every generator, so one decoder reads them all)."""
+    (one shape for every generator, so one decoder reads them all); ``window``: the loop window a
+    GEMM build records (``Instrument.window``), None where every step is recorded."""
     info = (("blocks", spec.blocks), ("capacity", spec.capacity), ("record_bytes", RECORD_BYTES),
             ("buffer_bytes", spec.buffer_bytes(len(tasks))), ("tasks", tuple(tasks)), ("steps", steps),
-            ("sets", tuple((b.name, b.first, b.stages) for b in sets)))
+            ("sets", tuple((b.name, b.first, b.stages) for b in sets)), ("window", window))
     return ("instrument", info)
 
 
@@ -213,17 +235,26 @@ def lane_setup(task_index: int, lane_cond: str) -> tuple[str, ...]:
             "const u32 pg_ins_c0 = pg_ins_cap ? pg_ins_clk() : 0u;")
 
 
-#: The lines around a stamped step and a wait's probe, and the lane's header (kernel-agnostic).
-STEP_BEGIN = "if (pg_ins_n < pg_ins_cap) { pg_ins_c = pg_ins_clk(); pg_ins_bk = 0; }"
+#: The lane's header (kernel-agnostic).
 LANE_END = "if (pg_ins_cap) pg_ins[0] = make_uint4(pg_ins_n, (u32)pg_ins_t0, (u32)(pg_ins_t0 >> 32), pg_ins_c0);"
 
 
-def probe_line(slot: str, phase: str) -> str:
-    return f"if (pg_ins_n < pg_ins_cap) pg_ins_bk = pg_ins_ready({slot}, {phase}) ? 0u : 1u;"
+def _gated(gate: str) -> str:
+    return f"({gate}) && " if gate else ""
 
 
-def step_end_line(site: int, iteration: str) -> str:
-    return (f"if (pg_ins_cap) pg_ins_put(pg_ins, pg_ins_cap, pg_ins_n, pg_ins_c, "
+def step_begin_line(gate: str = "") -> str:
+    """The line before a stamped step (``gate``: a C condition of the window it is recorded in,
+    "" for every pass)."""
+    return f"if ({_gated(gate)}pg_ins_n < pg_ins_cap) {{ pg_ins_c = pg_ins_clk(); pg_ins_bk = 0; }}"
+
+
+def probe_line(slot: str, phase: str, gate: str = "") -> str:
+    return f"if ({_gated(gate)}pg_ins_n < pg_ins_cap) pg_ins_bk = pg_ins_ready({slot}, {phase}) ? 0u : 1u;"
+
+
+def step_end_line(site: int, iteration: str, gate: str = "") -> str:
+    return (f"if ({_gated(gate)}pg_ins_cap) pg_ins_put(pg_ins, pg_ins_cap, pg_ins_n, pg_ins_c, "
             f"{site}u | (pg_ins_bk << {BLOCKED_BIT}) | ((u32){iteration} << {ITER_SHIFT}));")
 
 
@@ -266,7 +297,7 @@ class Stamps:
         self.k += 1
         self.on = recorded(rs)
         if self.on:
-            w.add(STEP_BEGIN)
+            w.add(step_begin_line())
 
     def probe(self, w: "Writer", slot: str, phase: str) -> None:
         """Before a wait: note whether the barrier is still closed (the wait will block)."""
@@ -283,5 +314,6 @@ class Stamps:
 
 
 __all__ = ["BLOCKED_BIT", "DEVICE", "ITER_BITS", "ITER_SHIFT", "Instrument", "LANE_END", "MAX_BLOCKS", "MAX_CAPACITY",
-           "RECORD_BYTES", "SITE_BITS", "STEP_BEGIN", "Stamps", "TIMED_BIT", "TIMED_EVERY", "buffer_meta", "check_sites",
-           "device_prelude", "lane_setup", "probe_line", "recorded", "step_end_line", "step_table"]
+           "RECORD_BYTES", "SITE_BITS", "Stamps", "TIMED_BIT", "TIMED_EVERY", "buffer_meta", "check_sites",
+           "device_prelude", "lane_setup", "probe_line", "recorded", "step_begin_line", "step_end_line",
+           "step_table"]

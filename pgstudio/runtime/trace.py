@@ -171,8 +171,10 @@ def decode(src: KernelSource | Mapping, data: Any, *, meta: Iterable[tuple[str, 
         pts = [(ln.start_cycles, ln.start_gt - ref) for ln in lanes if ln.block == b]
         pts += [(s.cycles + s.dur, s.gt - ref) for ln in lanes if ln.block == b for s in ln.stamps if s.gt is not None]
         fits[b] = _fit(pts)
+    window = ins.get("window")  # a GEMM build's recorded loop window (Instrument.window)
+    meta = tuple(meta) + ((("window", tuple(window)),) if window else ())
     return Trace(str(info.get("design", "")) or (src.design if isinstance(src, KernelSource) else ""),
-                 tasks, tuple(lanes), fits, steps, tuple(meta), ref)
+                 tasks, tuple(lanes), fits, steps, meta, ref)
 
 
 @dataclass(frozen=True)
@@ -280,8 +282,14 @@ class Trace:
         dropped = sum(ln.dropped for ln in self.lanes)
         fits = "; ".join(f"block {b}: {f.ns_per_cycle * 1e3:.1f} ps/cycle, timer step "
                          f"{'?' if f.step_ns is None else f'{f.step_ns:.0f}'} ns" for b, f in sorted(self.fits.items()))
+        window, every = dict(self.meta).get("window"), ""
+        if window is not None:
+            tiles, k_tiles = window
+            every = (f"{'every' if tiles is None else f'the first {tiles}'} work unit(s), of each "
+                     f"{'every k tile' if k_tiles is None else f'the first {k_tiles} k tiles'}")
         return (f"trace of {self.design!r}: {len(self.blocks)} block(s) x {len(self.tasks)} task lanes, {n} stamps"
-                f"{f' ({dropped} steps past the slabs)' if dropped else ''}; {fits}")
+                f"{f' ({dropped} steps past the slabs)' if dropped else ''}"
+                f"{f' (recorded: {every})' if window is not None else ''}; {fits}")
 
     def __str__(self) -> str:
         return self.summary()
@@ -456,7 +464,8 @@ def trace(design: Any, *, n: int | None = None, instrument: Instrument | None = 
 
     Streaming designs run over ``n`` elements (default: the design's); GEMM designs over their
     problem's M x N x K on their persistent grid (``n``, ``blocks_per_sm``, ``grid`` and
-    ``tuning`` are streaming options).  The run happens in a GPU worker process (``executor``;
+    ``tuning`` are streaming options), each sampled block recording the window of work units and
+    k tiles that ``instrument`` names (``Instrument.tiles`` / ``k_tiles``, by default 2 x 16).  The run happens in a GPU worker process (``executor``;
     ``"inline"``: this process), so a kernel that traps raises ``KernelFault`` here and this
     process stays usable.
     """

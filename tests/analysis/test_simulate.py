@@ -207,3 +207,14 @@ def test_period_of_one_lane_then_of_the_busiest_both_answer():
     tl = simulate(examples.merge_copy(), iterations=8)
     fresh = simulate(examples.merge_copy(), iterations=8)
     assert tl.period("store") == fresh.period("store") and tl.period() == fresh.period() > 0
+
+
+def test_the_period_spans_successive_iterations_only():
+    """A measured GEMM timeline records a window of each work unit's k tiles (iterations 0..3, then
+    100..103): the jump between windows is no period."""
+    from pgstudio.analysis.timeline import WORK, Event, Timeline
+    its = [0, 1, 2, 3, 100, 101, 102, 103]
+    starts = [0, 10, 20, 30, 5000, 5010, 5020, 5030]
+    tl = Timeline.from_events("d", [Event("mma", "mma", WORK, t, t + 5, iteration=i) for i, t in zip(its, starts)],
+                              ("mma",), "measured")
+    assert tl.period("mma") == 10

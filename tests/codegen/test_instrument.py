@@ -93,6 +93,11 @@ def test_instrument_limits_are_checked():
         Instrument(blocks=0)
     with pytest.raises(CompileError, match="capacity"):
         Instrument(capacity=1 << 20)
+    with pytest.raises(CompileError, match=r"Instrument\(tiles=0\) is out of range.*or None: every pass"):
+        Instrument(tiles=0)
+    with pytest.raises(CompileError, match="k_tiles=True"):
+        Instrument(k_tiles=True)
+    assert Instrument(tiles=None, k_tiles=None).window() == (None, None)
 
 
 GEMM = ("merge_gemm", "fused_merge_gemm", "merge_gemm_resadd", "fork_gemm_act")
@@ -153,6 +158,34 @@ def test_gemm_tasks_stamp_each_step_that_generates_code(name, arch):
     assert [t[0] for t in info["tasks"]] == [t.name for t in design.tasks]
     assert info["buffer_bytes"] == 2 * len(design.tasks) * 65 * RECORD_BYTES
     assert "pg_ins[0] = make_uint4(" in src.code.split("done_mma: ;")[1].split("\n")[1]  # the lane header, after the loops
+
+
+@pytest.mark.parametrize("name", GEMM)
+def test_a_gemm_build_records_a_window_of_its_loops(name):
+    """By default a sampled block stamps its first 2 work units, of each the first 16 k tiles (the
+    stamps' cost stays a few microseconds wherever the problem is); every step of those units
+    outside the k loop is stamped; None records every pass."""
+    design = examples.example(name)
+    src = emit(design, instrument=Instrument())
+    assert dict(src.info["instrument"])["window"] == (2, 16)
+    mma = _gemm_role(src.code, "mma")
+    k_body = mma[mma.index("for (kt = 0;"):]
+    tile_level = mma[:mma.index("for (kt = 0;")]
+    k_puts = re.findall(r"if \((.*)\) pg_ins_put\(", k_body.split("++pg_ins_ki;")[0])
+    assert k_puts and set(k_puts) == {"(pg_ins_ti < 2u && kt < 16) && pg_ins_cap"}
+    assert re.findall(r"if \((.*)\) pg_ins_put\(", tile_level) == ["(pg_ins_ti < 2u) && pg_ins_cap"] * len(
+        re.findall(r"pg_ins_put\(", tile_level))
+    assert "(pg_ins_ti < 2u && kt < 16) && pg_ins_n < pg_ins_cap) pg_ins_bk = pg_ins_ready(" in k_body  # gated probes
+    every = emit(design, instrument=Instrument(tiles=None, k_tiles=None))
+    assert not re.search(r"pg_ins_ti < \d", every.code) and "kt < 16" not in every.code
+    assert dict(every.info["instrument"])["window"] == (None, None)
+    only_k = emit(design, instrument=Instrument(tiles=None, k_tiles=4)).code
+    assert "if ((kt < 4) && pg_ins_cap) pg_ins_put(" in only_k and not re.search(r"pg_ins_ti < \d", only_k)
+
+
+def test_a_streaming_build_records_every_step():
+    src = emit(examples.merge_copy(), instrument=Instrument(tiles=1, k_tiles=1))
+    assert dict(src.info["instrument"])["window"] is None and "kt <" not in src.code
 
 
 def test_the_gemm_step_table_counts_each_cursor_in_its_own_loop():

@@ -277,10 +277,11 @@ def test_measured_fork_copy_has_both_consumers():
 GEMM_TRACED = ("merge_gemm", "fused_merge_gemm", "merge_gemm_resadd", "fork_gemm_act")
 
 
-def _lead(tl, load: str, mma: str) -> list[int]:
-    """Per k tile i of the MMA lane: k tiles the load task had issued when the MMAs of i began, minus i."""
-    issues = sorted(e.start for e in tl.lane(load) if e.op == "load")
-    mmas = sorted((e.iteration, e.start) for e in tl.lane(mma) if e.op == "mma")
+def _lead(tl, load: str, mma: str, stages: int, window: int) -> list[int]:
+    """Per k tile i of the first work unit's window, short of the window's end (loads past the
+    window are not recorded): k tiles the load task had issued when the MMAs of i began, minus i."""
+    issues = sorted(e.start for e in tl.lane(load) if e.op == "load" and e.iteration < window)
+    mmas = sorted((e.iteration, e.start) for e in tl.lane(mma) if e.op == "mma" and e.iteration < window - stages)
     return [sum(t < start for t in issues) - i for i, start in mmas]
 
 
@@ -290,19 +291,23 @@ def test_measured_gemm_timeline_shows_the_pipeline(name):
     from pgstudio.runtime.trace import trace
     design = examples.CANONICAL[name]()
     stages = design.resource("smem_a").pipeline_config.num_stages
-    tr = trace(design, instrument=Instrument(blocks=2, capacity=4096))
+    tr = trace(design, instrument=Instrument(blocks=2))  # the default window: 2 work units x 16 k tiles
     assert tr.meta_dict["verified"] is True and tr.problems() == []
-    assert tr.blocks == (0, 1)
+    assert tr.blocks == (0, 1) and tr.meta_dict["window"] == (2, 16)
     tasks = [t.name for t in design.tasks]
     mma = next(t.name for t in design.tasks for s in t.schedule.steps() if s.op == "mma")
     loads = ("load_a", "load_b")  # the operand loads in the k loop (merge_gemm_resadd's load_r is per tile)
     store = next(t.name for t in design.tasks for s in t.schedule.steps() if s.op == "store")
+    num_k = design.problem_dict["num_k_tiles"]
     for block in tr.blocks:
         tl = tr.timeline(block)
         assert tl.source == "measured" and set(tasks) <= set(tl.lanes)
         assert any(lane.endswith(".tma") for lane in tl.lanes)  # the copies the waiters saw land
+        # the window: k tiles 0..15 of the first two work units (iterations count every k tile)
+        recorded = sorted({e.iteration for e in tl.lane(mma) if e.op == "mma"})
+        assert recorded == [u * num_k + kt for u in range(2) for kt in range(16)], recorded
         for load in loads:
-            lead = _lead(tl, load, mma)
+            lead = _lead(tl, load, mma, stages, 16)
             assert lead and max(lead) <= stages  # the protocol: never more than the stages ahead
             steady = sorted(lead[stages:])
             assert steady and steady[len(steady) // 2] >= stages - 2, (load, steady[:20])  # loads run ahead
@@ -311,7 +316,23 @@ def test_measured_gemm_timeline_shows_the_pipeline(name):
         assert first and "full" in first[0].barrier and first[0].duration > 0
         stores = [e for e in tl.lane(store) if e.op == "store"]
         assert stores and all(e.duration > 0 for e in stores)
+        # the first unit's epilogue (its wait, store and release) runs beside the second unit's mainloop
+        second = [e for e in tl.lane(mma) if e.op == "mma" and e.iteration >= num_k]
+        epilogue_end = max(e.end for e in tl.lane(store) if e.iteration == 0)
+        assert second and second[0].start < epilogue_end, (second[0].start, epilogue_end)
         assert tl.period() > 0
+
+
+def test_a_gemm_trace_says_which_window_it_recorded():
+    src = emit(examples.merge_gemm(), instrument=Instrument(blocks=1, capacity=8, tiles=2, k_tiles=16))
+    buf = Buffer(src)
+    buf.lane(0, 0, 1000, 500, [(1, 0, 0, 10, 20)])
+    tr = decode(src, buf.bytes())
+    assert tr.meta_dict["window"] == (2, 16)
+    assert "(recorded: the first 2 work unit(s), of each the first 16 k tiles)" in tr.summary()
+    assert tr.timeline().meta_dict["window"] == (2, 16)
+    every = emit(examples.merge_gemm(), instrument=Instrument(blocks=1, capacity=8, tiles=None, k_tiles=None))
+    assert "(recorded: every work unit(s), of each every k tile)" in decode(every, Buffer(every).bytes()).summary()
 
 
 def test_a_trace_says_what_it_holds_and_refuses_what_it_cannot_show(merge_src, tmp_path):

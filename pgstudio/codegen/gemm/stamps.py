@@ -19,19 +19,23 @@ with no lane recording runs at 1.00x the plain kernel).
 What stamping costs a sampled block (``benchmarks/instrument_cost.py``, H200, 4096^3): each stamp
 lengthens its thread's chain of steps by some 60 ns (its two cycle-counter reads, the probe, the
 record), and the MMA thread's chain is the kernel's critical path: four stamps per k tile of
-~440 ns (128 x 128 tiles) make a sampled block 1.7x slower, of ~750 ns (128 x 256) 1.2x.  No one
-part dominates (leaving out the record, the probe, the timer or the clock reads each gives back
-10-25% of it), and writing records to a shared-memory ring that the copy engine drains was no
-cheaper.  The grid's last blocks, which a persistent schedule gives a work unit fewer when the
-units do not divide evenly, hide it where that unit is enough (merge_gemm, 1.02x).
+~440 ns (128 x 128 tiles) make a recorded k tile 1.5-1.7x slower, of ~750 ns (128 x 256) 1.2x.
+No one part dominates (leaving out the record, the probe, the timer or the clock reads each gives
+back 10-25% of it), and writing records to a shared-memory ring that the copy engine drains was
+no cheaper.  So a build records a window (``Instrument.tiles`` work units x ``k_tiles`` k tiles,
+by default 2 x 16: the fill, the steady state, the accumulator's hand-over and the epilogue beside
+the next unit's mainloop), some 130 stamps or 8 us on the MMA thread's chain wherever the problem
+is, where recording every k tile of a block cost 1.3-1.4x the plain kernel for the 128 x 128
+designs.  The window's steps are counted like any other (each record's iteration is the loop's
+pass count, recorded or not), so the decoder places them without knowing the window.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Mapping
 
-from ..instrument import (LANE_END, STEP_BEGIN, Instrument, buffer_meta, check_sites, device_prelude, lane_setup,
-                          probe_line, step_end_line, step_table)
+from ..instrument import (LANE_END, Instrument, buffer_meta, check_sites, device_prelude, lane_setup, probe_line,
+                          step_begin_line, step_end_line, step_table)
 from ..source import KernelParam
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -63,6 +67,7 @@ class GemmStamps:
         self.spec = spec
         self.site = -1
         self.on = False
+        self.window = ""  # the current step's window condition (``gate``)
 
     param = KernelParam("pg_trace", "trace", "u32")
     c_arg = "uint4* __restrict__ pg_trace"
@@ -71,7 +76,18 @@ class GemmStamps:
         return device_prelude(self.spec, len(self.tasks))
 
     def meta(self) -> tuple[str, object]:
-        return buffer_meta(self.spec, self.tasks, step_table(self.plans, self.sets, recorded), self.sets)
+        return buffer_meta(self.spec, self.tasks, step_table(self.plans, self.sets, recorded), self.sets,
+                           self.spec.window())
+
+    def gate(self, loops: list[str]) -> str:
+        """The C condition of the recorded window at a step inside ``loops`` (``Instrument.tiles``
+        work units, of each ``k_tiles`` k tiles); "" where every pass is recorded."""
+        parts = []
+        if "tile" in loops and self.spec.tiles is not None:
+            parts.append(f"{ITERATION['tile']} < {self.spec.tiles}u")
+        if "k" in loops and self.spec.k_tiles is not None:
+            parts.append(f"kt < {self.spec.k_tiles}")
+        return " && ".join(parts)
 
     # -- hooks, in the order the task walker calls them ------------------------------------------
     def task_begin(self, c: "Code", task: str) -> None:
@@ -79,20 +95,21 @@ class GemmStamps:
           "u32 pg_ins_ti = 0, pg_ins_ki = 0;  // passes of the tile loop and of the k loop so far")
         self.site = -1
 
-    def step_begin(self, c: "Code", rs: "ResolvedStep") -> None:
+    def step_begin(self, c: "Code", rs: "ResolvedStep", loops: list[str]) -> None:
         self.site += 1
         self.on = recorded(rs)
+        self.window = self.gate(loops)
         if self.on:
-            c(STEP_BEGIN)
+            c(step_begin_line(self.window))
 
     def probe(self, slot: str, phase: str) -> str:
         """The line before a wait that notes whether the barrier is still closed ("" when the
         current step is not stamped)."""
-        return probe_line(slot, phase) if self.on else ""
+        return probe_line(slot, phase, self.window) if self.on else ""
 
     def step_end(self, c: "Code", loops: list[str]) -> None:
         if self.on:
-            c(step_end_line(self.site, ITERATION[loops[-1]] if loops else "0u"))
+            c(step_end_line(self.site, ITERATION[loops[-1]] if loops else "0u", self.window))
         self.on = False
 
     @staticmethod

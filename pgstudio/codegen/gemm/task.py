@@ -149,7 +149,7 @@ class Task(MainloopSteps, Sm90Steps, Sm100Steps, StoreSteps):
         c.mark(f"{'group' if s.via == 'group' else 'resource'}:{s.target}")
         c(f"// {s}")
         if self.ins:
-            self.ins.step_begin(c, rs)
+            self.ins.step_begin(c, rs, self.loops)
         self.step_code(rs)
         if self.ins:
             self.ins.step_end(c, self.loops)
