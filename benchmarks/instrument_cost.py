@@ -46,7 +46,7 @@ def variants(src):
 
     def mma_part(text: str) -> tuple[int, int]:
         start = text.index("// task 'mma'")
-        return start, text.index("done_mma: ;", start)
+        return start, text.index("done_mma_stamped: ;", start)  # the sampled blocks' MMA branch
 
     a, b = mma_part(code)
     off = lanes_off(code)
@@ -63,8 +63,10 @@ def variants(src):
                "if (pg_ins_n < pg_ins_cap) { pg_ins_c = pg_ins_clk(); pg_ins_bk = 0; }", "pg_ins_c = pg_ins_clk(); pg_ins_bk = 0;"),
                "if (pg_ins_n < pg_ins_cap) pg_ins_bk = pg_ins_ready(", "pg_ins_bk = pg_ins_ready("),
                "if (pg_ins_cap) pg_ins_put(", "pg_ins_put(")),
-           ("first 2 blocks", _without(code, "const u32 pg_ins_b = blockIdx.x + PG_INS_BLOCKS - gridDim.x;",
-                                       "const u32 pg_ins_b = blockIdx.x;"))]
+           ("first 2 blocks", _without(_without(code, "const u32 pg_ins_b = blockIdx.x + PG_INS_BLOCKS - gridDim.x;",
+                                                "const u32 pg_ins_b = blockIdx.x;"),
+                                       "pg_ins_sampled = blockIdx.x + PG_INS_BLOCKS >= gridDim.x;",
+                                       "pg_ins_sampled = blockIdx.x < PG_INS_BLOCKS;"))]
     return [(label, dataclasses.replace(src, code=text)) for label, text in out]
 
 
@@ -75,9 +77,13 @@ def measure(name: str, rounds: int) -> None:
     ins = emit_cached(design, instrument=Instrument(blocks=2, capacity=4096, tiles=None, k_tiles=None))
     window = Instrument(blocks=2)
     windowed = emit_cached(design, instrument=window)
+    tiny = emit_cached(design, instrument=Instrument(blocks=2, tiles=1, k_tiles=1))
+    # the sampled blocks run the stamped branches but record nothing (a condition the compiler cannot fold)
+    idle = dataclasses.replace(windowed, code=_without(windowed.code, CAP, CAP.replace("tt == 0", "tt == 0 && gridDim.z == 2u")))
     with cupy().cuda.Stream(non_blocking=True):
         work, vs = gemm_contenders(design, [("plain", "", plain)] + [(label, "", src) for label, src in variants(ins)]
-                                   + [(f"window {window.tiles} x {window.k_tiles} (default)", "", windowed)])
+                                   + [(f"window {window.tiles} x {window.k_tiles} (default)", "", windowed),
+                                      ("window 1 x 1", "", tiny), ("stamped branches, no records", "", idle)])
         interleave(vs, rounds=rounds, progress=False)
     base = vs[0].median_ms
     print(f"{name} {work.m}x{work.n}x{work.k}: " + ", ".join(f"{v.name} {v.median_ms / base:.3f}x" for v in vs))

@@ -104,9 +104,10 @@ class Instrument:
     units (output tiles, or tile splits), of each the first ``k_tiles`` k tiles, and every step
     of those units outside the k loop (the accumulator's hand-over, the epilogue); None records
     every pass of that loop (up to ``capacity``).  Why a window: every stamp lengthens its
-    thread's chain of steps (``codegen.gemm.stamps``), so recording a whole block makes it the
-    grid's slowest; two units of 16 k tiles show the fill, the steady state, the hand-over and
-    the epilogue's overlap with the next unit's mainloop at a few microseconds of stamps.
+    thread's chain of steps, and even unrecorded passes of stamped code slow a fast k loop
+    (``codegen.gemm.stamps``), so the loops are peeled at the window and run plain code past it;
+    two units of 16 k tiles show the fill, the steady state, the hand-over and the epilogue's
+    overlap with the next unit's mainloop at a few microseconds of stamps.
     Streaming kernels have one loop and record every step up to ``capacity``."""
 
     blocks: int = 2
@@ -239,22 +240,17 @@ def lane_setup(task_index: int, lane_cond: str) -> tuple[str, ...]:
 LANE_END = "if (pg_ins_cap) pg_ins[0] = make_uint4(pg_ins_n, (u32)pg_ins_t0, (u32)(pg_ins_t0 >> 32), pg_ins_c0);"
 
 
-def _gated(gate: str) -> str:
-    return f"({gate}) && " if gate else ""
+def step_begin_line() -> str:
+    """The line before a stamped step."""
+    return "if (pg_ins_n < pg_ins_cap) { pg_ins_c = pg_ins_clk(); pg_ins_bk = 0; }"
 
 
-def step_begin_line(gate: str = "") -> str:
-    """The line before a stamped step (``gate``: a C condition of the window it is recorded in,
-    "" for every pass)."""
-    return f"if ({_gated(gate)}pg_ins_n < pg_ins_cap) {{ pg_ins_c = pg_ins_clk(); pg_ins_bk = 0; }}"
+def probe_line(slot: str, phase: str) -> str:
+    return f"if (pg_ins_n < pg_ins_cap) pg_ins_bk = pg_ins_ready({slot}, {phase}) ? 0u : 1u;"
 
 
-def probe_line(slot: str, phase: str, gate: str = "") -> str:
-    return f"if ({_gated(gate)}pg_ins_n < pg_ins_cap) pg_ins_bk = pg_ins_ready({slot}, {phase}) ? 0u : 1u;"
-
-
-def step_end_line(site: int, iteration: str, gate: str = "") -> str:
-    return (f"if ({_gated(gate)}pg_ins_cap) pg_ins_put(pg_ins, pg_ins_cap, pg_ins_n, pg_ins_c, "
+def step_end_line(site: int, iteration: str) -> str:
+    return (f"if (pg_ins_cap) pg_ins_put(pg_ins, pg_ins_cap, pg_ins_n, pg_ins_c, "
             f"{site}u | (pg_ins_bk << {BLOCKED_BIT}) | ((u32){iteration} << {ITER_SHIFT}));")
 
 

@@ -110,17 +110,38 @@ def test_the_default_gemm_build_has_no_instrumentation(name):
     assert "instrument" not in src.info and src.params[-1].kind == "u64"
 
 
+def _gemm_role(code: str, task: str, label: str = "") -> str:
+    """A task's role branch: the stamped one (label ``done_<task>_stamped``) by default in an
+    instrumented build, whose blocks outside the sample run the plain one (``done_<task>``)."""
+    label = label or (f"done_{task}_stamped" if "pg_ins_sampled" in code else f"done_{task}")
+    start = code.index(f"// task '{task}':")
+    while code.find(f"{label}: ;", start) > code.find(f"// task '{task}':", start + 1) > 0:
+        start = code.index(f"// task '{task}':", start + 1)
+    return code[start:code.index(f"{label}: ;", start)]
+
+
+def _lines(text: str) -> list[str]:
+    return [ln.strip() for ln in text.splitlines()]
+
+
 @pytest.mark.parametrize("arch", ["sm_90a", "sm_100a"])
 @pytest.mark.parametrize("name", GEMM)
-def test_every_plain_gemm_line_survives_in_order(name, arch):
+def test_blocks_outside_the_sample_run_the_plain_role_branches(name, arch):
+    """Each task branches once on whether its block is sampled: the plain build's role branch,
+    line for line, in every other block (the stamps' code costs them nothing: an instrumented
+    branch in every block once cost the 128 x 128 designs 1.2x), and the stamped branch (with no
+    loop peeled at a window) holds every plain line in order."""
     design = examples.example(name)
-    missing = _not_in_order(emit(design, arch=arch).code, emit(design, arch=arch, instrument=Instrument()).code)
-    assert len(missing) == 1 and missing[0].lstrip().startswith("pg_gemm_")  # the signature gains pg_trace
-
-
-def _gemm_role(code: str, task: str) -> str:
-    start = code.index(f"// task '{task}':")
-    return code[start:code.index(f"done_{task}: ;", start)]
+    plain = emit(design, arch=arch).code
+    stamped = emit(design, arch=arch, instrument=Instrument()).code
+    every = emit(design, arch=arch, instrument=Instrument(tiles=None, k_tiles=None)).code  # no loop peeled
+    assert "const bool pg_ins_sampled = blockIdx.x + PG_INS_BLOCKS >= gridDim.x;" in stamped
+    for t in design.tasks:
+        mine = _gemm_role(plain, t.name)
+        assert _lines(_gemm_role(stamped, t.name, f"done_{t.name}")) == _lines(mine), t.name
+        rec = _gemm_role(every, t.name).replace(f"done_{t.name}_stamped", f"done_{t.name}")
+        assert _not_in_order("\n".join(_lines(mine)), "\n".join(_lines(rec))) == [], t.name
+    assert stamped.count("if (pg_ins_sampled) {") == len(design.tasks)
 
 
 @pytest.mark.parametrize("arch", ["sm_90a", "sm_100a"])
@@ -157,30 +178,37 @@ def test_gemm_tasks_stamp_each_step_that_generates_code(name, arch):
     info = dict(src.info["instrument"])
     assert [t[0] for t in info["tasks"]] == [t.name for t in design.tasks]
     assert info["buffer_bytes"] == 2 * len(design.tasks) * 65 * RECORD_BYTES
-    assert "pg_ins[0] = make_uint4(" in src.code.split("done_mma: ;")[1].split("\n")[1]  # the lane header, after the loops
+    assert "pg_ins[0] = make_uint4(" in src.code.split("done_mma_stamped: ;")[1].split("\n")[1]  # the lane header, after the loops
 
 
 @pytest.mark.parametrize("name", GEMM)
 def test_a_gemm_build_records_a_window_of_its_loops(name):
-    """By default a sampled block stamps its first 2 work units, of each the first 16 k tiles (the
-    stamps' cost stays a few microseconds wherever the problem is); every step of those units
-    outside the k loop is stamped; None records every pass."""
+    """By default a sampled block stamps its first 2 work units, of each the first 16 k tiles: its
+    loops are peeled there, the window's passes running the stamped body and the rest the plain
+    one (which still counts k tiles, the iterations the next window's records carry)."""
     design = examples.example(name)
     src = emit(design, instrument=Instrument())
     assert dict(src.info["instrument"])["window"] == (2, 16)
-    mma = _gemm_role(src.code, "mma")
-    k_body = mma[mma.index("for (kt = 0;"):]
-    tile_level = mma[:mma.index("for (kt = 0;")]
-    k_puts = re.findall(r"if \((.*)\) pg_ins_put\(", k_body.split("++pg_ins_ki;")[0])
-    assert k_puts and set(k_puts) == {"(pg_ins_ti < 2u && kt < 16) && pg_ins_cap"}
-    assert re.findall(r"if \((.*)\) pg_ins_put\(", tile_level) == ["(pg_ins_ti < 2u) && pg_ins_cap"] * len(
-        re.findall(r"pg_ins_put\(", tile_level))
-    assert "(pg_ins_ti < 2u && kt < 16) && pg_ins_n < pg_ins_cap) pg_ins_bk = pg_ins_ready(" in k_body  # gated probes
+    for t in design.tasks:
+        body = _gemm_role(src.code, t.name)
+        window = body.index("for (tile = blockIdx.x; tile < num_tiles && pg_ins_ti < 2u; tile += gridDim.x) {")
+        rest = body.index("for (; tile < num_tiles; tile += gridDim.x) {")
+        assert window < rest and "pg_ins_put(" not in body[rest:] and "pg_ins_ki" not in body[rest:]
+        plain_tiles = _lines(body[rest:].replace(f"done_{t.name}_stamped", f"done_{t.name}"))
+        plain_side = _lines(_gemm_role(emit(design).code, t.name).split(
+            "for (tile = blockIdx.x; tile < num_tiles; tile += gridDim.x) {")[1])[1:]
+        assert plain_tiles[1:] == plain_side[:len(plain_tiles) - 1]  # past the window: the plain loop
+        if "for (kt = 0;" in body:  # the tasks of the k loop: loads and MMAs
+            k_window = body.index("for (kt = 0; kt < num_k_tiles && kt < 16; ++kt) {")
+            k_rest = body.index("for (; kt < num_k_tiles; ++kt) {")
+            assert window < k_window < k_rest < rest
+            assert "pg_ins_put(" in body[k_window:k_rest] and "pg_ins_put(" not in body[k_rest:body.index("}", k_rest)]
+            assert body[k_rest:rest].count("++pg_ins_ki;") == 1  # the plain k tiles are counted
     every = emit(design, instrument=Instrument(tiles=None, k_tiles=None))
-    assert not re.search(r"pg_ins_ti < \d", every.code) and "kt < 16" not in every.code
+    assert "pg_ins_ti < 2u" not in every.code and "kt < 16" not in every.code and "for (; " not in every.code
     assert dict(every.info["instrument"])["window"] == (None, None)
     only_k = emit(design, instrument=Instrument(tiles=None, k_tiles=4)).code
-    assert "if ((kt < 4) && pg_ins_cap) pg_ins_put(" in only_k and not re.search(r"pg_ins_ti < \d", only_k)
+    assert "kt < num_k_tiles && kt < 4;" in only_k and "for (; tile" not in only_k
 
 
 def test_a_streaming_build_records_every_step():

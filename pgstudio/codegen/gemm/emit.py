@@ -55,7 +55,8 @@ def emit_gemm(design: Design, *, arch: str = "sm_90a", b_major: str | None = Non
     ``validate=False`` skips the design rules (to build deliberately wrong kernels); what the
     generator cannot build (``codegen.*``) is refused either way, as one ``DesignError``.
     ``instrument`` (an ``Instrument``): a build whose sampled blocks stamp every task's steps
-    (``stamps.py``), with the stamp buffer as the kernel's last parameter."""
+    (``stamps.py``), with the stamp buffer as the kernel's last parameter; every other block runs
+    the plain build's role branches, line for line."""
     if validate:
         require_valid(design, arch)
     p = plan_gemm(design, arch, b_major, acc_stage_dtype).require(design.name, arch)
@@ -137,6 +138,8 @@ def emit_gemm(design: Design, *, arch: str = "sm_90a", b_major: str | None = Non
     if not sm90:
         sm100.tmem_base(c)
     c("const int wg = warp >> 2;  // warpgroup: the MMA warpgroups, then each other warpgroup's tasks")
+    if stamps:
+        c(stamps.sampled_line())
     first = True
     n_wg = p.num_threads // 128
     for wg in range(n_wg):
@@ -158,7 +161,13 @@ def emit_gemm(design: Design, *, arch: str = "sm_90a", b_major: str | None = Non
                 else:
                     cond_t = f"warp >= {t.warp_idx} && warp < {t.warp_idx + t.num_warps}"
                 with c.block(f"if ({cond_t})"):
-                    Task(p, t, plans[t.name], idx, c, stamps).emit()
+                    if stamps:  # sampled blocks run the stamped role branch, every other block the plain one
+                        with c.block("if (pg_ins_sampled)"):
+                            Task(p, t, plans[t.name], idx, c, stamps).emit()
+                        with c.block("else"):
+                            Task(p, t, plans[t.name], idx, c).emit()
+                    else:
+                        Task(p, t, plans[t.name], idx, c).emit()
         first = False
     if not sm90:
         sm100.tmem_teardown(c, p)

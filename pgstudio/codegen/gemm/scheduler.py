@@ -67,12 +67,16 @@ def work_units(p) -> list[str]:
     return lines
 
 
-def tile_loop(p) -> str:
-    """The head of a task's persistent loop over the work units."""
-    cm, cn = p.cluster
-    if cm * cn > 1:
-        return "for (tile = cl_id; tile < num_tiles; tile += cl_count)"
-    return "for (tile = blockIdx.x; tile < num_tiles; tile += gridDim.x)"
+def tile_loop(p, also: str = "") -> str:
+    """The head of a task's persistent loop over the work units (``also``: a further condition
+    that ends it early, e.g. an instrumented build's window of recorded units)."""
+    first, step = ("cl_id", "cl_count") if p.cluster[0] * p.cluster[1] > 1 else ("blockIdx.x", "gridDim.x")
+    return f"for (tile = {first}; tile < num_tiles{f' && {also}' if also else ''}; tile += {step})"
+
+
+def tile_loop_rest(p) -> str:
+    """The head of the loop that takes the work units a ``tile_loop(p, also)`` left."""
+    return f"for (; tile < num_tiles; tile += {'cl_count' if p.cluster[0] * p.cluster[1] > 1 else 'gridDim.x'})"
 
 
 def unit_coords(p) -> list[str]:
@@ -91,4 +95,4 @@ def unit_coords(p) -> list[str]:
     return lines + [f"m0 = mb * {p.bm}; n0 = nb * {p.bn};"]
 
 
-__all__ = ["CLUSTER_HELPERS", "GROUP_M", "TILE_ORDER", "tile_loop", "unit_coords", "work_units"]
+__all__ = ["CLUSTER_HELPERS", "GROUP_M", "TILE_ORDER", "tile_loop", "tile_loop_rest", "unit_coords", "work_units"]

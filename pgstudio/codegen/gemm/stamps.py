@@ -22,12 +22,16 @@ record), and the MMA thread's chain is the kernel's critical path: four stamps p
 ~440 ns (128 x 128 tiles) make a recorded k tile 1.5-1.7x slower, of ~750 ns (128 x 256) 1.2x.
 No one part dominates (leaving out the record, the probe, the timer or the clock reads each gives
 back 10-25% of it), and writing records to a shared-memory ring that the copy engine drains was
-no cheaper.  So a build records a window (``Instrument.tiles`` work units x ``k_tiles`` k tiles,
-by default 2 x 16: the fill, the steady state, the accumulator's hand-over and the epilogue beside
-the next unit's mainloop), some 130 stamps or 8 us on the MMA thread's chain wherever the problem
-is, where recording every k tile of a block cost 1.3-1.4x the plain kernel for the 128 x 128
-designs.  The window's steps are counted like any other (each record's iteration is the loop's
-pass count, recorded or not), so the decoder places them without knowing the window.
+no cheaper.  Worse, the stamps' code slows a 128 x 128 tile's k loop by about a quarter even where
+it records nothing (its branches sit on the MMA warps' chain).  So the build keeps that code off
+every pass that records nothing: each task branches once on whether its block is sampled (every
+other block runs the plain role branch, line for line), and a sampled block's loops are peeled at
+the recorded window (``Instrument.tiles`` work units x ``k_tiles`` k tiles, by default 2 x 16:
+the fill, the steady state, the accumulator's hand-over and the epilogue beside the next unit's
+mainloop), past which it runs the plain body too, counting k tiles.  What is left is some 130
+stamps, about 8 us on the MMA thread's chain of one block, wherever the problem is.  Every
+record's iteration is its loop's pass count, recorded or not, so the decoder places the window's
+steps without knowing the window.
 """
 
 from __future__ import annotations
@@ -67,10 +71,15 @@ class GemmStamps:
         self.spec = spec
         self.site = -1
         self.on = False
-        self.window = ""  # the current step's window condition (``gate``)
 
     param = KernelParam("pg_trace", "trace", "u32")
     c_arg = "uint4* __restrict__ pg_trace"
+
+    @staticmethod
+    def sampled_line() -> str:
+        """Kernel scope: is this block one of the sample (the grid's last ``blocks``)?  Each task
+        branches on it once, so the blocks outside the sample run the plain role branches."""
+        return "const bool pg_ins_sampled = blockIdx.x + PG_INS_BLOCKS >= gridDim.x;  // instrumented: the grid's last blocks"
 
     def prelude(self) -> str:
         return device_prelude(self.spec, len(self.tasks))
@@ -79,37 +88,26 @@ class GemmStamps:
         return buffer_meta(self.spec, self.tasks, step_table(self.plans, self.sets, recorded), self.sets,
                            self.spec.window())
 
-    def gate(self, loops: list[str]) -> str:
-        """The C condition of the recorded window at a step inside ``loops`` (``Instrument.tiles``
-        work units, of each ``k_tiles`` k tiles); "" where every pass is recorded."""
-        parts = []
-        if "tile" in loops and self.spec.tiles is not None:
-            parts.append(f"{ITERATION['tile']} < {self.spec.tiles}u")
-        if "k" in loops and self.spec.k_tiles is not None:
-            parts.append(f"kt < {self.spec.k_tiles}")
-        return " && ".join(parts)
-
     # -- hooks, in the order the task walker calls them ------------------------------------------
     def task_begin(self, c: "Code", task: str) -> None:
         c(*lane_setup(self.order.index(task), "tt == 0"),
           "u32 pg_ins_ti = 0, pg_ins_ki = 0;  // passes of the tile loop and of the k loop so far")
         self.site = -1
 
-    def step_begin(self, c: "Code", rs: "ResolvedStep", loops: list[str]) -> None:
+    def step_begin(self, c: "Code", rs: "ResolvedStep") -> None:
         self.site += 1
         self.on = recorded(rs)
-        self.window = self.gate(loops)
         if self.on:
-            c(step_begin_line(self.window))
+            c(step_begin_line())
 
     def probe(self, slot: str, phase: str) -> str:
         """The line before a wait that notes whether the barrier is still closed ("" when the
         current step is not stamped)."""
-        return probe_line(slot, phase, self.window) if self.on else ""
+        return probe_line(slot, phase) if self.on else ""
 
     def step_end(self, c: "Code", loops: list[str]) -> None:
         if self.on:
-            c(step_end_line(self.site, ITERATION[loops[-1]] if loops else "0u", self.window))
+            c(step_end_line(self.site, ITERATION[loops[-1]] if loops else "0u"))
         self.on = False
 
     @staticmethod

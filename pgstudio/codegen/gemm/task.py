@@ -21,7 +21,7 @@ from .epilogue import StoreSteps
 from .mainloop import MainloopSteps
 from .sm90 import Sm90Steps
 from .sm100 import Sm100Steps
-from .stamps import GemmStamps
+from .stamps import ITERATION, GemmStamps
 
 
 def _cursor_vars(cursors) -> dict[str, str]:
@@ -48,7 +48,7 @@ class Task(MainloopSteps, Sm90Steps, Sm100Steps, StoreSteps):
         self.var = _cursor_vars(tplan.cursors)
         self.pending_acquire: dict[str, list[BarrierAction]] = {}  # sm_90 lazy accumulator waits, by cursor
         self.deferred: dict[str, list[BarrierAction]] = {}  # sm_90 umma releases, by cursor
-        self.label = f"done_{task.name}"
+        self.label = f"done_{task.name}" + ("_stamped" if stamps else "")  # a stamped build holds both branches
         self.loops: list[str] = []
         self.split = plan.split_k
         self.nkt = "num_k_tiles" if self.split == 1 else "unit_k_tiles"  # k tiles of this work unit
@@ -120,28 +120,52 @@ class Task(MainloopSteps, Sm90Steps, Sm100Steps, StoreSteps):
                 self.step(n)
 
     def loop(self, n: ResolvedLoop) -> None:
-        c = self.c
+        """A loop of the plan.  In a sampled block of an instrumented build each loop is peeled at
+        its recorded window (``Instrument.tiles`` work units, ``k_tiles`` k tiles of each): the
+        window's passes run the stamped body, the rest the plain one (the stamps' code, even
+        where it records nothing, slows a 128 x 128 tile's k loop by a quarter)."""
         if n.loop.stop == "num_tiles":
-            with c.block(scheduler.tile_loop(self.p)):
-                c(*scheduler.unit_coords(self.p))
-                self.loops.append("tile")
-                self.walk(n.body)
-                if self.ins:
-                    self.ins.loop_end(c, "tile")
-                self.loops.pop()
+            window = self.ins.spec.tiles if self.ins else None
+            self.tile_loop(scheduler.tile_loop(self.p, f"{ITERATION['tile']} < {window}u" if window else ""), n)
+            if window:
+                ins, self.ins = self.ins, None
+                self.tile_loop(scheduler.tile_loop_rest(self.p), n)  # past the window: nothing more is recorded
+                self.ins = ins
         else:  # num_k_tiles, the only other loop a plan admits (codegen.gemm_loop)
             deferred_before = set(self.deferred)
-            with c.block(f"for (kt = 0; kt < {self.nkt}; ++kt)"):
-                c(f"k0 = (kt0 + kt) * {self.p.bk};" if self.split > 1 else f"k0 = kt * {self.p.bk};")
-                self.loops.append("k")
-                if self.is_mma and self.sm90:
-                    self.prescan_releases(n.body)
-                self.walk(n.body)
-                if self.ins:
-                    self.ins.loop_end(c, "k")
-                self.loops.pop()
+            window = self.ins.spec.k_tiles if self.ins else None
+            self.k_loop(f"for (kt = 0; kt < {self.nkt}{f' && kt < {window}' if window else ''}; ++kt)", n, True)
+            if window:
+                ins, self.ins = self.ins, None
+                self.k_loop(f"for (; kt < {self.nkt}; ++kt)", n, False, count=True)  # the rest of the unit's k tiles
+                self.ins = ins
             if self.is_mma and self.sm90:
                 self.drain_releases(deferred_before)
+
+    def tile_loop(self, head: str, n: ResolvedLoop) -> None:
+        c = self.c
+        with c.block(head):
+            c(*scheduler.unit_coords(self.p))
+            self.loops.append("tile")
+            self.walk(n.body)
+            if self.ins:
+                self.ins.loop_end(c, "tile")
+            self.loops.pop()
+
+    def k_loop(self, head: str, n: ResolvedLoop, first: bool, count: bool = False) -> None:
+        """One k loop over ``n``'s body (``first``: the loop that registers the sm_90 MMA's deferred
+        releases; ``count``: a plain pass of a stamped build still counts its k tiles, which the
+        records of the next window carry)."""
+        c = self.c
+        with c.block(head):
+            c(f"k0 = (kt0 + kt) * {self.p.bk};" if self.split > 1 else f"k0 = kt * {self.p.bk};")
+            self.loops.append("k")
+            if first and self.is_mma and self.sm90:
+                self.prescan_releases(n.body)
+            self.walk(n.body)
+            if self.ins or count:
+                GemmStamps.loop_end(c, "k")
+            self.loops.pop()
 
     # -- steps -----------------------------------------------------------------------------------
     def step(self, rs: ResolvedStep) -> None:
@@ -149,7 +173,7 @@ class Task(MainloopSteps, Sm90Steps, Sm100Steps, StoreSteps):
         c.mark(f"{'group' if s.via == 'group' else 'resource'}:{s.target}")
         c(f"// {s}")
         if self.ins:
-            self.ins.step_begin(c, rs, self.loops)
+            self.ins.step_begin(c, rs)
         self.step_code(rs)
         if self.ins:
             self.ins.step_end(c, self.loops)
