@@ -64,22 +64,38 @@ def _axes(name: str, quick: bool):
     return stages, tiles
 
 
-def measure(names: list[str], quick: bool, rounds: int) -> list[Run]:
-    """Sweep each family on this machine's GPU; the verified variants as runs."""
+def measure(names: list[str], quick: bool, rounds: int, passes: int = 1) -> list[Run]:
+    """Sweep each family on this machine's GPU ``passes`` times; the variants verified in every
+    pass as runs, each at the median of its passes' times.  With two or more passes it prints how
+    well the passes agree on the ranks (Spearman between the first two): the ceiling any model's
+    rank correlation can reach on this machine, since variants that run at one limit (memory speed)
+    differ by noise alone."""
     from pgstudio.explore.sweep import OK, sweep
     runs = []
     for name in names:
         base = examples.example(name)
         stages, tiles = _axes(name, quick)
+        n = STREAM_N if name in examples.STREAMING else None
         t0 = time.perf_counter()
-        table = sweep(base, stages, tiles, n=STREAM_N if name in examples.STREAMING else None, rounds=rounds,
-                      progress=False)
-        ok = [r for r in table.rows if r.status == OK]
-        print(f"{name}: {len(ok)} of {len(table.rows)} variants verified and timed in {time.perf_counter() - t0:.0f} s")
-        for r in ok:
+        times: dict[str, list[float]] = {}
+        rows = {}
+        for _ in range(passes):
+            table = sweep(base, stages, tiles, n=n, rounds=rounds, progress=False)
+            for r in table.rows:
+                if r.status == OK:
+                    times.setdefault(r.label, []).append(r.median_ms)
+                    rows.setdefault(r.label, r)
+        both = [label for label, ts in times.items() if len(ts) == passes]
+        agree = ""
+        if passes > 1 and len(both) > 2:
+            rho = rank_correlation([times[lb][0] for lb in both], [times[lb][1] for lb in both])
+            agree = f"; pass 1 vs pass 2 Spearman {rho:.3f}"
+        print(f"{name}: {len(both)} of {len(table.rows)} variants verified and timed in {passes} pass(es), "
+              f"{time.perf_counter() - t0:.0f} s{agree}")
+        for label in both:
+            r = rows[label]
             d = r.variant.build(base)
-            n = STREAM_N if name in examples.STREAMING else None
-            runs.append(Run(name, r.label, workload(d, num_elements=n, blocks_per_sm=r.blocks_per_sm), r.median_ms))
+            runs.append(Run(name, label, workload(d, num_elements=n, blocks_per_sm=r.blocks_per_sm), median(times[label])))
     return runs
 
 
@@ -180,7 +196,7 @@ def measured(args: argparse.Namespace, argv: list[str] | None) -> list[Path]:
     from pgstudio.runtime.recorded import device_name
     from pgstudio.explore.tuning import device_kind
     t0 = time.perf_counter()
-    runs = measure(args.designs, args.quick, args.rounds)
+    runs = measure(args.designs, args.quick, args.rounds, args.passes)
     date = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     cmd = " ".join([COMMAND, *(argv if argv is not None else sys.argv[1:])])
     rec = Recording(device_name(), device_kind(), date, cmd, tuple(runs))
@@ -212,6 +228,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--quick", action="store_true", help="a reduced variant set (GPU: a few minutes)")
     p.add_argument("--designs", nargs="*", default=list(examples.CANONICAL), choices=list(examples.CANONICAL))
     p.add_argument("--rounds", type=int, default=10, help="timed launches per variant (GPU)")
+    p.add_argument("--passes", type=int, default=1,
+                   help="sweeps of each family (GPU): each variant at the median of its passes, and how well "
+                        "the passes agree on the ranks")
     p.add_argument("--record", help="write the measurements to this recording (GPU; default predict_recording.json)")
     p.add_argument("--recording", help="compare with this recording instead of measuring")
     p.add_argument("--repo-figures", action="store_true", help="rewrite the shipped recording from the repo's figures")

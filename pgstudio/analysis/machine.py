@@ -34,6 +34,13 @@ a GPU gets.  Change any of them with ``machine.replace(load_latency_hbm_ns=900)`
                                 barrier between MMA warpgroups, the release
 ``issue_ns``                    one thread issuing one TMA copy
 ``barrier_ns``                  one barrier operation that does not block (arrive, passing wait)
+``sm_copy_ns``                  what one bulk / TMA copy occupies the SM's shared asynchronous
+                                unit, which every block on the SM takes turns at: with small
+                                stages and several blocks per SM, their copies and barrier
+                                operations queue there, whatever the stage count
+``sm_barrier_ns``               the same for one barrier operation (wait, arrive, expect_tx)
+``sm_thread_step_ns``           the same for one task's thread load or store of a stage (its
+                                warps' shared and global memory instructions)
 ``smem_bytes_per_ns``           shared-memory bandwidth of one SM (128 B per clock at 1.98 GHz)
 ``thread_bytes_per_ns``         bytes one thread moves per ns in a copy loop (~1 per clock)
 ``launch_ns``                   a kernel's start and drain that no block's loop covers
@@ -53,7 +60,8 @@ from dataclasses import dataclass, field
 #: ``release_lag`` is not among them: the generated sm_90a kernel gives a stage back exactly one k
 #: step late, which the simulator replays step by step; a fractional fit would part the two models.
 FITTABLE = ("hbm_efficiency", "hbm_write_cost", "l2_bytes_per_ns", "load_latency_hbm_ns", "load_latency_l2_ns",
-            "tensor_efficiency", "k_tile_overhead_ns", "issue_ns", "barrier_ns", "thread_bytes_per_ns", "launch_ns")
+            "tensor_efficiency", "k_tile_overhead_ns", "issue_ns", "barrier_ns", "sm_copy_ns", "sm_barrier_ns",
+            "sm_thread_step_ns", "thread_bytes_per_ns", "launch_ns")
 
 
 def _tensor_peaks() -> dict[str, float]:
@@ -83,6 +91,9 @@ class Machine:
     k_tile_overhead_ns: float = 150.0
     issue_ns: float = 20.0
     barrier_ns: float = 10.0
+    sm_copy_ns: float = 15.0
+    sm_barrier_ns: float = 5.0
+    sm_thread_step_ns: float = 20.0
     smem_bytes_per_ns: float = 128 * 1.98
     thread_bytes_per_ns: float = 1.98
     launch_ns: float = 1000.0

@@ -9,6 +9,11 @@ block runs a pipeline whose steady *period* (time per k tile, or per tile) is th
                   rate plus ``k_tile_overhead_ns``; a streaming consumer's bytes through its
                   threads, and its barrier actions
 ``issue``         the producer issuing its copies (``issue_ns`` each) and barrier actions
+``sm sync``       the SM's asynchronous unit, shared by the blocks on it: every copy
+                  (``sm_copy_ns``), barrier action (``sm_barrier_ns``) and thread load /
+                  store of a stage (``sm_thread_step_ns``) of every task of every block there
+                  passes through it (what limits small stages at several blocks per SM,
+                  however many stages they have)
 ``memory``        Little's law for the S stages in flight: a stage is busy for one load latency
                   ``L`` plus the time the consumer keeps it, so S stages serve at most
                   ``S / (L + hold)`` iterations per ns -- ``L / (S - release_lag)`` for a GEMM,
@@ -108,12 +113,19 @@ def blocks_per_sm(w: Workload, m: Machine) -> int:
     return max(1, min(32, by_threads, by_regs, by_smem))
 
 
-def _limits(compute: float, issue: float, latency: float, bandwidth: float, knee: float) -> tuple[float, str]:
+def _limits(compute: float, issue: float, sync: float, latency: float, bandwidth: float,
+            knee: float) -> tuple[float, str]:
     memory = soft_max([latency, bandwidth], knee)
-    period = max(compute, issue, memory)
+    period = max(compute, issue, sync, memory)
     if period == memory:
         return period, "latency" if latency >= bandwidth else "bandwidth"
-    return period, "compute" if compute >= issue else "issue"
+    return period, max((compute, "compute"), (issue, "issue"), (sync, "sm sync"))[1]
+
+
+def _sm_sync(w: Workload, m: Machine, on_sm: int) -> float:
+    """ns per iteration the SM's asynchronous unit needs for the ``on_sm`` blocks it serves."""
+    return on_sm * (w.block_copies * m.sm_copy_ns + w.block_acts * m.sm_barrier_ns
+                    + w.block_thread_steps * m.sm_thread_step_ns)
 
 
 def _rounds(units: int, blocks: int) -> list[tuple[int, int]]:
@@ -140,7 +152,7 @@ def _stream(w: Workload, m: Machine) -> Prediction:
         on_sm = -(-active // m.sms)
         sm_shared = on_sm * w.consumer_bytes / m.smem_bytes_per_ns  # blocks of one SM share its shared memory
         bandwidth = active * _stream_hbm_bytes(w, m) / m.hbm_sustained
-        period, bound = _limits(max(compute, sm_shared), issue, latency, bandwidth, m.knee)
+        period, bound = _limits(max(compute, sm_shared), issue, _sm_sync(w, m, on_sm), latency, bandwidth, m.knee)
         total += count * period
         if not bound0:
             period0, bound0, bw0 = period, bound, bandwidth
@@ -184,7 +196,7 @@ def _gemm(w: Workload, m: Machine) -> Prediction:
     epilogue = 0.0
     for count, active in _rounds(units, blocks):
         bandwidth = max(active * l2_per_k / m.l2_bytes_per_ns, active * hbm_per_k / m.hbm_sustained)
-        period, bound = _limits(compute, issue, latency, bandwidth, m.knee)
+        period, bound = _limits(compute, issue, _sm_sync(w, m, -(-active // m.sms)), latency, bandwidth, m.knee)
         epilogue = (w.tile_store_bytes + w.tile_load_bytes) * active / m.hbm_sustained + m.load_latency_hbm_ns
         mainloop = k_tiles * period + writeout
         total += count * max(mainloop, epilogue)

@@ -38,6 +38,7 @@ class Work:
     thread_bytes: int = 0  # bytes the task's threads read from shared memory or store
     store_bytes: int = 0  # bytes stored to global memory
     flops: int = 0
+    thread_steps: int = 0  # loads / stores its threads perform (not bulk copies)
 
 
 @dataclass(frozen=True)
@@ -75,6 +76,9 @@ class Workload:
     consumer_acts: int = 0  # barrier actions of the slowest consumer
     consumer_threads: int = 0
     consumer_bytes: int = 0  # bytes the slowest consumer's threads move
+    block_copies: int = 0  # bulk copies every task of a block issues together
+    block_acts: int = 0  # barrier actions of every task of a block together
+    block_thread_steps: int = 0  # thread loads / stores of every task of a block together
     store_bytes: int = 0  # bytes stored to global memory (a GEMM: outputs written per k tile)
     # GEMM, once per output tile
     tile_load_bytes: int = 0  # e.g. a residual tile
@@ -99,7 +103,8 @@ class Workload:
 def _work(program) -> dict[str, Work]:
     out = {}
     for name, runs in zip(program.tasks, program.runs):
-        w = {"threads": 0, "acts": 0, "copies": 0, "copy_bytes": 0, "thread_bytes": 0, "store_bytes": 0, "flops": 0}
+        w = {"threads": 0, "acts": 0, "copies": 0, "copy_bytes": 0, "thread_bytes": 0, "store_bytes": 0, "flops": 0,
+             "thread_steps": 0}
         for r in runs:
             w["threads"] = max(w["threads"], r.threads)
             w["acts"] += sum(a.verb.value != "complete_tx" for a in r.acts)
@@ -110,6 +115,7 @@ def _work(program) -> dict[str, Work]:
                 w["flops"] += r.flops
             elif r.step.op in ("read", "store", "load"):
                 w["thread_bytes"] += r.work_bytes
+                w["thread_steps"] += r.step.op in ("store", "load")
                 if r.step.op == "store":
                     w["store_bytes"] += r.work_bytes
                 if r.step.op == "load":
@@ -156,7 +162,9 @@ def workload(design: Design, *, num_elements: int | None = None, blocks_per_sm: 
                   blocks_per_sm=int(blocks_per_sm), load_bytes=sum(w.copy_bytes for w in loaders),
                   copies=busiest.copies, producer_acts=busiest.acts, consumer_flops=slowest.flops,
                   consumer_acts=slowest.acts, consumer_threads=slowest.threads,
-                  consumer_bytes=slowest.thread_bytes, store_bytes=sum(w.store_bytes for w in step.values()))
+                  consumer_bytes=slowest.thread_bytes, store_bytes=sum(w.store_bytes for w in step.values()),
+                  block_copies=sum(w.copies for w in step.values()), block_acts=sum(w.acts for w in step.values()),
+                  block_thread_steps=sum(w.thread_steps for w in step.values()))
     if not gemm:
         n = int(num_elements if num_elements is not None else p.get("num_elements", 0))
         tile_elems = int(p.get("tile_elems", 1))
