@@ -24,7 +24,8 @@ def _gemm_ms(**kw):
 def test_every_canonical_design_has_a_positive_kernel_time():
     for name in examples.CANONICAL:
         p = prediction(examples.example(name))
-        assert p.ms > 0 and p.units >= p.blocks >= 1 and p.bound in ("compute", "issue", "latency", "bandwidth")
+        assert p.ms > 0 and p.units >= p.blocks >= 1 and p.bound in ("compute", "issue", "sm sync", "latency",
+                                                                     "bandwidth")
 
 
 def test_stages_hide_load_latency_as_on_the_gpu():
@@ -40,6 +41,28 @@ def test_more_stages_never_slow_a_stream_and_one_stage_is_latency_bound():
     t = [predict(examples.merge_copy(num_stages=s, tile_bytes=1024)) for s in (1, 2, 4, 8)]
     assert t[0] > t[1] > t[2] >= t[3]
     assert prediction(examples.merge_copy(num_stages=1, tile_bytes=1024)).bound == "latency"
+
+
+def test_small_stages_queue_at_the_sm_whatever_their_count():
+    """Measured on the H200 (benchmarks/predict.py --quick): at 256-B stages and 4-5 blocks per SM
+    merge_copy runs 164-182 us at 2, 4 or 8 stages (not the 4x apart that latency alone gives),
+    and sharing a barrier (Merge, FusedMerge) is faster than the ungrouped twin by the barrier
+    actions it saves (92, 85, 77 ns per tile per SM)."""
+    from pgstudio.explore.reshape import with_grouping
+
+    def p(grouping, stages, tile_bytes=256):
+        d = with_grouping(examples.merge_copy(num_stages=stages, tile_bytes=tile_bytes), grouping)
+        return prediction(d, num_elements=1 << 24, blocks_per_sm=4)
+    for g in ("ungrouped", "designed", "FusedMerge"):
+        assert p(g, 8).bound == "sm sync" and p(g, 4).bound == "sm sync"
+        assert p(g, 4).ms == pytest.approx(p(g, 8).ms, rel=0.01)  # more stages do not help
+    assert p("ungrouped", 8).ms > p("designed", 8).ms > p("FusedMerge", 8).ms
+    assert p("designed", 8, 8192).bound == "bandwidth"  # large stages: at memory speed, the unit idles
+    w = workload(with_grouping(examples.merge_copy(num_stages=8, tile_bytes=256), "ungrouped"))
+    # two bulk copies; each loader waits its empty barrier and expects its bytes, the store task
+    # waits both full barriers and releases both empty ones; one thread store
+    assert (w.block_copies, w.block_acts, w.block_thread_steps) == (2, 8, 1)
+    assert workload(examples.fork_copy()).block_thread_steps == 2  # two consumers store
 
 
 def test_a_unit_past_the_last_full_wave_costs_a_round():
