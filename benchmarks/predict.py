@@ -11,16 +11,20 @@ measurements as a recording that ``pgstudio.analysis.calibrate.calibrate`` reads
 also fits the machine constants to them and writes a fitted file (e.g.
 ``pgstudio/analysis/fitted/h200.json``, the default every user gets).
 
-Without a GPU: ``--recording PATH`` compares the model with an existing recording (by default the
-recordings the shipped fit names); ``--repo-figures`` rewrites
+Without a GPU: ``--recording PATH ...`` compares the model with existing recordings (by default
+the recordings the shipped fit names, which ``--fit`` refits to); ``--repo-figures`` rewrites
 ``pgstudio/analysis/fitted/h200_repo_figures.json`` from the H200 figures the repository quotes
 (``notebooks/recorded``, docs/gemm.md).  ``--fit`` fits an H200's recordings together with those
 figures and names the recordings in the fitted file (keep them beside it).  ``--store`` keeps a
 fit beside the tuning cache for the recording's device kind, where
 ``fitted.default_machine(kind, <cache>/calibration)`` finds it.
 
-    python benchmarks/predict.py --quick --record pgstudio/analysis/fitted/h200_sweep.json \\
-        --fit pgstudio/analysis/fitted/h200.json          # GPU: measure, record, refit the shipped H200
+    python benchmarks/predict.py --quick --passes 3 --rounds 20 --designs merge_copy fork_copy fused_merge_copy \\
+        --record pgstudio/analysis/fitted/h200_stream_sweep.json          # GPU: the streaming families
+    python benchmarks/predict.py --quick --designs merge_gemm merge_gemm_resadd fork_gemm_act fused_merge_gemm \\
+        --record pgstudio/analysis/fitted/h200_sweep.json                 # GPU: the GEMM families
+    python benchmarks/predict.py --recording pgstudio/analysis/fitted/h200_sweep.json \\
+        pgstudio/analysis/fitted/h200_stream_sweep.json --fit pgstudio/analysis/fitted/h200.json  # refit
     python benchmarks/predict.py                     # CPU: the model against the shipped recordings
 """
 
@@ -188,7 +192,7 @@ def measured(args: argparse.Namespace, argv: list[str] | None) -> list[Path]:
         print(f"wrote {rec.write(H200_REPO_FIGURES)} ({len(rec.runs)} runs, {len(rec.ratios)} ratios)")
         return [H200_REPO_FIGURES]
     if args.recording or not gpu_available():
-        paths = [Path(args.recording)] if args.recording else list(recordings_of(H200_FILE)) or [H200_REPO_FIGURES]
+        paths = [Path(p) for p in args.recording] if args.recording else list(recordings_of(H200_FILE)) or [H200_REPO_FIGURES]
         for path in paths:
             rec = read_recording(path)
             print(f"recording: {path} ({rec.device}, {rec.date}, {len(rec.runs)} runs, {len(rec.ratios)} ratios)")
@@ -232,7 +236,7 @@ def main(argv: list[str] | None = None) -> int:
                    help="sweeps of each family (GPU): each variant at the median of its passes, and how well "
                         "the passes agree on the ranks")
     p.add_argument("--record", help="write the measurements to this recording (GPU; default predict_recording.json)")
-    p.add_argument("--recording", help="compare with this recording instead of measuring")
+    p.add_argument("--recording", nargs="+", help="compare with these recordings instead of measuring")
     p.add_argument("--repo-figures", action="store_true", help="rewrite the shipped recording from the repo's figures")
     p.add_argument("--fit", help="fit the machine constants to the measurements and write the fitted file here")
     p.add_argument("--store", action="store_true",
