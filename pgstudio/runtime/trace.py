@@ -465,9 +465,9 @@ def trace(design: Any, *, n: int | None = None, instrument: Instrument | None = 
     Streaming designs run over ``n`` elements (default: the design's); GEMM designs over their
     problem's M x N x K on their persistent grid (``n``, ``blocks_per_sm``, ``grid`` and
     ``tuning`` are streaming options), each sampled block recording the window of work units and
-    k tiles that ``instrument`` names (``Instrument.tiles`` / ``k_tiles``, by default 2 x 16).  The run happens in a GPU worker process (``executor``;
-    ``"inline"``: this process), so a kernel that traps raises ``KernelFault`` here and this
-    process stays usable.
+    k tiles that ``instrument`` names (``Instrument.tiles`` / ``k_tiles``, by default 2 x 16).
+    The run happens in a GPU worker process (``executor``; ``"inline"``: this process), so a
+    kernel that traps raises ``KernelFault`` here and this process stays usable.
     """
     from .executor import get_executor
     from .gemm_run import is_gemm
