@@ -204,7 +204,7 @@ def timeline_files(out: Path, plain_k_ns: dict[str, float]) -> None:
         meas = tr.timeline()
         sim = simulate(design, 24, cost="calibrated")
         stages = design.resource("smem_a").pipeline_config.num_stages
-        lead = _lead(meas, "load_a", "mma", stages)
+        lead = meas.issued_ahead("load_a", "mma", stages)[stages:]
         plain = plain_k_ns[name]
         simulated = sim.period("mma")
         print(f"  {name}: k-tile period: plain kernel {plain:.0f} ns (its time / the k tiles of the busiest "
@@ -215,16 +215,6 @@ def timeline_files(out: Path, plain_k_ns: dict[str, float]) -> None:
         tr.save(str(out / f"trace_{name}.json"))
         pairs.append((sim, meas))
     _side_by_side(pairs, out / "timeline_gemm.png", windows=_k_window)
-
-
-def _lead(tl, load: str, mma: str, stages: int) -> list[int]:
-    """Per k tile i of the first work unit's recorded window (``Instrument.k_tiles``), past the
-    fill: k tiles the load task had issued when the MMAs of i began, minus i (k tiles issued past
-    the window are not recorded, so the window's last ``stages`` k tiles are left out)."""
-    window = (dict(tl.meta).get("window") or (None, None))[1] or tl.iterations
-    issues = sorted(e.start for e in tl.lane(load) if e.op == "load" and e.iteration < window)
-    mmas = sorted((e.iteration, e.start) for e in tl.lane(mma) if e.op == "mma" and stages <= e.iteration < window - stages)
-    return [sum(t < start for t in issues) - i for i, start in mmas]
 
 
 def main(argv: list[str] | None = None) -> int:

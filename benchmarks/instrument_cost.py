@@ -22,7 +22,7 @@ import re
 import sys
 
 from pgstudio import examples
-from pgstudio.codegen.instrument import Instrument
+from pgstudio.codegen.instrument import SAMPLE, Instrument
 from pgstudio.runtime.bench import interleave
 from pgstudio.runtime.run import emit_cached
 
@@ -63,10 +63,7 @@ def variants(src):
                "if (pg_ins_n < pg_ins_cap) { pg_ins_c = pg_ins_clk(); pg_ins_bk = 0; }", "pg_ins_c = pg_ins_clk(); pg_ins_bk = 0;"),
                "if (pg_ins_n < pg_ins_cap) pg_ins_bk = pg_ins_ready(", "pg_ins_bk = pg_ins_ready("),
                "if (pg_ins_cap) pg_ins_put(", "pg_ins_put(")),
-           ("first 2 blocks", _without(_without(code, "const u32 pg_ins_b = blockIdx.x + PG_INS_BLOCKS - gridDim.x;",
-                                                "const u32 pg_ins_b = blockIdx.x;"),
-                                       "pg_ins_sampled = blockIdx.x + PG_INS_BLOCKS >= gridDim.x;",
-                                       "pg_ins_sampled = blockIdx.x < PG_INS_BLOCKS;"))]
+           ("first 2 blocks", _without(code, SAMPLE, "blockIdx.x"))]
     return [(label, dataclasses.replace(src, code=text)) for label, text in out]
 
 

@@ -90,6 +90,17 @@ class Timeline:
         keep = tuple(e for e in self.events if first <= e.iteration <= last)
         return Timeline(self.design, keep, self.tasks, self.source, self.meta)
 
+    def issued_ahead(self, producer: str, consumer: str, stages: int, work: str = "mma") -> list[int]:
+        """Per iteration i of ``consumer``'s ``work`` (its MMAs): how many loads ``producer`` had
+        issued when that work began, minus i -- how far the loads run ahead (at most ``stages``).
+        A measured GEMM timeline records a window of the first work unit's k tiles (meta
+        ``window``); loads past it are not recorded, so its last ``stages`` k tiles are left out."""
+        window = (self.meta_dict.get("window") or (None, None))[1] or self.iterations
+        issues = sorted(e.start for e in self.lane(producer) if e.op == "load" and e.iteration < window)
+        starts = sorted((e.iteration, e.start) for e in self.lane(consumer)
+                        if e.op == work and e.iteration < window - stages)
+        return [sum(t < start for t in issues) - i for i, start in starts]
+
     def period(self, task: str | None = None) -> float:
         """Steady-state time per iteration: the median gap between successive iteration starts of
         ``task`` (default: the lane with the most iterations), skipping the first quarter (fill)."""

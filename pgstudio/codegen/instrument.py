@@ -221,12 +221,17 @@ def device_prelude(spec: Instrument, num_tasks: int) -> str:
             + f"\n#define PG_INS_BLOCKS {spec.blocks}u\n#define PG_INS_TASKS {num_tasks}u\n#define PG_INS_CAP {spec.capacity}u")
 
 
+#: This block's sample index (C, unsigned): k for the grid's k-th last-but-``blocks`` block, at
+#: least ``PG_INS_BLOCKS`` for a block outside the sample.
+SAMPLE = "blockIdx.x + PG_INS_BLOCKS - gridDim.x"
+
+
 def lane_setup(task_index: int, lane_cond: str) -> tuple[str, ...]:
     """A task's lane setup: the slab pointer, the capacity (0 where this thread or block does not
     record; ``lane_cond``: the C condition of the recording thread, "" for an elected thread),
     the step's start clocks and the task's start."""
     who = f" && {lane_cond}" if lane_cond else ""
-    return ("const u32 pg_ins_b = blockIdx.x + PG_INS_BLOCKS - gridDim.x;  // sample k: the grid's last blocks",
+    return (f"const u32 pg_ins_b = {SAMPLE};  // sample k: the grid's last blocks",
             f"const u32 pg_ins_cap = (pg_ins_b < PG_INS_BLOCKS{who}) ? PG_INS_CAP : 0u;  "
             "// instrumented: this lane stamps its steps",
             f"uint4* const pg_ins = pg_trace + (pg_ins_cap ? (pg_ins_b * PG_INS_TASKS + {task_index}u) * "
@@ -240,9 +245,8 @@ def lane_setup(task_index: int, lane_cond: str) -> tuple[str, ...]:
 LANE_END = "if (pg_ins_cap) pg_ins[0] = make_uint4(pg_ins_n, (u32)pg_ins_t0, (u32)(pg_ins_t0 >> 32), pg_ins_c0);"
 
 
-def step_begin_line() -> str:
-    """The line before a stamped step."""
-    return "if (pg_ins_n < pg_ins_cap) { pg_ins_c = pg_ins_clk(); pg_ins_bk = 0; }"
+#: The line before a stamped step.
+STEP_BEGIN = "if (pg_ins_n < pg_ins_cap) { pg_ins_c = pg_ins_clk(); pg_ins_bk = 0; }"
 
 
 def probe_line(slot: str, phase: str) -> str:
@@ -293,7 +297,7 @@ class Stamps:
         self.k += 1
         self.on = recorded(rs)
         if self.on:
-            w.add(step_begin_line())
+            w.add(STEP_BEGIN)
 
     def probe(self, w: "Writer", slot: str, phase: str) -> None:
         """Before a wait: note whether the barrier is still closed (the wait will block)."""
@@ -311,5 +315,5 @@ class Stamps:
 
 __all__ = ["BLOCKED_BIT", "DEVICE", "ITER_BITS", "ITER_SHIFT", "Instrument", "LANE_END", "MAX_BLOCKS", "MAX_CAPACITY",
            "RECORD_BYTES", "SITE_BITS", "Stamps", "TIMED_BIT", "TIMED_EVERY", "buffer_meta", "check_sites",
-           "device_prelude", "lane_setup", "probe_line", "recorded", "step_begin_line", "step_end_line",
+           "device_prelude", "lane_setup", "probe_line", "recorded", "SAMPLE", "STEP_BEGIN", "step_end_line",
            "step_table"]

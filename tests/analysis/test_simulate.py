@@ -218,3 +218,12 @@ def test_the_period_spans_successive_iterations_only():
     tl = Timeline.from_events("d", [Event("mma", "mma", WORK, t, t + 5, iteration=i) for i, t in zip(its, starts)],
                               ("mma",), "measured")
     assert tl.period("mma") == 10
+
+
+def test_loads_run_ahead_of_the_mma_by_at_most_their_stages():
+    """issued_ahead: per MMA k tile, the loads issued by its start minus its index; the simulated
+    merge_gemm keeps its 3 stages full in the steady state."""
+    tl = simulate(examples.merge_gemm(num_stages=3), iterations=12)
+    lead = tl.issued_ahead("load_a", "mma", 3)
+    assert len(lead) == tl.iterations - 3 and max(lead) <= 3
+    assert sorted(lead[3:])[len(lead[3:]) // 2] >= 2

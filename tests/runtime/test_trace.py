@@ -277,14 +277,6 @@ def test_measured_fork_copy_has_both_consumers():
 GEMM_TRACED = ("merge_gemm", "fused_merge_gemm", "merge_gemm_resadd", "fork_gemm_act")
 
 
-def _lead(tl, load: str, mma: str, stages: int, window: int) -> list[int]:
-    """Per k tile i of the first work unit's window, short of the window's end (loads past the
-    window are not recorded): k tiles the load task had issued when the MMAs of i began, minus i."""
-    issues = sorted(e.start for e in tl.lane(load) if e.op == "load" and e.iteration < window)
-    mmas = sorted((e.iteration, e.start) for e in tl.lane(mma) if e.op == "mma" and e.iteration < window - stages)
-    return [sum(t < start for t in issues) - i for i, start in mmas]
-
-
 @pytest.mark.gpu
 @pytest.mark.parametrize("name", GEMM_TRACED)
 def test_measured_gemm_timeline_shows_the_pipeline(name):
@@ -307,7 +299,7 @@ def test_measured_gemm_timeline_shows_the_pipeline(name):
         recorded = sorted({e.iteration for e in tl.lane(mma) if e.op == "mma"})
         assert recorded == [u * num_k + kt for u in range(2) for kt in range(16)], recorded
         for load in loads:
-            lead = _lead(tl, load, mma, stages, 16)
+            lead = tl.issued_ahead(load, mma, stages)
             assert lead and max(lead) <= stages  # the protocol: never more than the stages ahead
             steady = sorted(lead[stages:])
             assert steady and steady[len(steady) // 2] >= stages - 2, (load, steady[:20])  # loads run ahead

@@ -38,8 +38,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Mapping
 
-from ..instrument import (LANE_END, Instrument, buffer_meta, check_sites, device_prelude, lane_setup, probe_line,
-                          step_begin_line, step_end_line, step_table)
+from ..instrument import (LANE_END, SAMPLE, STEP_BEGIN, Instrument, buffer_meta, check_sites, device_prelude,
+                          lane_setup, probe_line, step_end_line, step_table)
 from ..source import KernelParam
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -79,7 +79,7 @@ class GemmStamps:
     def sampled_line() -> str:
         """Kernel scope: is this block one of the sample (the grid's last ``blocks``)?  Each task
         branches on it once, so the blocks outside the sample run the plain role branches."""
-        return "const bool pg_ins_sampled = blockIdx.x + PG_INS_BLOCKS >= gridDim.x;  // instrumented: the grid's last blocks"
+        return f"const bool pg_ins_sampled = {SAMPLE} < PG_INS_BLOCKS;  // instrumented: the grid's last blocks"
 
     def prelude(self) -> str:
         return device_prelude(self.spec, len(self.tasks))
@@ -98,7 +98,7 @@ class GemmStamps:
         self.site += 1
         self.on = recorded(rs)
         if self.on:
-            c(step_begin_line())
+            c(STEP_BEGIN)
 
     def probe(self, slot: str, phase: str) -> str:
         """The line before a wait that notes whether the barrier is still closed ("" when the
