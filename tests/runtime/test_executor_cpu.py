@@ -134,3 +134,30 @@ def test_closing_a_session_stops_the_gpu_worker_still_running_a_job():
         assert _gone(pid) and ex.gpu_worker_pids() == [None]  # killed, and the next job gets a fresh one
     finally:
         ex.close()
+
+
+UNGUARDED = """
+import os
+from pgstudio.runtime.executor import Job, get_executor
+print(get_executor("embedded").call(Job("getpid", os.getpid)))
+"""
+
+
+def test_a_script_without_a_main_guard_is_told_to_add_one(tmp_path):
+    """A worker starts by importing the caller's script: an unguarded script would start its jobs
+    again in every worker.  The worker stops at once, naming the guard, and so does the caller."""
+    import subprocess
+    script = tmp_path / "unguarded.py"
+    script.write_text(UNGUARDED)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    t0 = time.monotonic()
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120, env=env)
+    assert time.monotonic() - t0 < 60
+    assert run.returncode != 0
+    last = run.stderr.strip().splitlines()[-1]
+    assert "WorkerDied" in last and 'if __name__ == "__main__":' in last and 'executor="inline"' in last
+    assert 'PgStudioError: a script that runs pgstudio jobs must keep them under `if __name__ == "__main__":`' in run.stderr
+    guarded = tmp_path / "guarded.py"
+    guarded.write_text(UNGUARDED.replace("print(", 'if __name__ == "__main__":\n    print('))
+    ok = subprocess.run([sys.executable, str(guarded)], capture_output=True, text=True, timeout=120, env=env)
+    assert ok.returncode == 0 and int(ok.stdout.strip()) > 0, ok.stderr[-2000:]

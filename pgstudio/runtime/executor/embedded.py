@@ -36,6 +36,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any, Iterator
 
+from ...errors import PgStudioError
 from .. import progress
 from ._job import Failure, Job, Outcome, no_gpu, run_job, unwrap
 from .base import Executor, ProgressCallback, Session
@@ -45,6 +46,24 @@ from .base import Executor, ProgressCallback, Session
 GPU_TIMEOUT_S = 600.0
 #: Retries of a job whose worker process died.
 MAX_RETRIES = 2
+#: Why a worker of a script without a main guard cannot start, and the fix.
+MAIN_GUARD = ("a script that runs pgstudio jobs must keep them under `if __name__ == \"__main__\":` -- each "
+              "worker process starts by importing the script (the spawn start method, which CUDA needs), and "
+              "an unguarded script starts its jobs again there; or pass executor=\"inline\" to run them in "
+              "the script's own process")
+
+
+def in_worker_start() -> bool:
+    """True while a starting worker process imports the caller's main script (spawn's bootstrap):
+    an executor created then belongs to a script without a main guard."""
+    return bool(getattr(mp.current_process(), "_inheriting", False))
+
+
+def _main_is_script() -> bool:
+    """The caller runs a script or ``-m`` module (which every worker imports as it starts), not a
+    notebook or an interactive session."""
+    import sys
+    return hasattr(sys.modules.get("__main__"), "__file__")
 
 
 def available_cpus() -> int:
@@ -300,7 +319,8 @@ class EmbeddedSession(Session):
         else:
             self.ready.append(Outcome(job, error=Failure(
                 "WorkerDied", f"the worker process running {job.name} died {item.crashes} time(s) with only this job "
-                "in it (killed from outside, out of memory, or a crash in native code); it was replaced each time",
+                "in it (killed from outside, out of memory, or a crash in native code); it was replaced each time"
+                + (f". If it died as it started: {MAIN_GUARD}" if _main_is_script() else ""),
                 crashed=True), attempts=item.starts, where=where))
 
     def close(self) -> None:
@@ -323,6 +343,8 @@ class EmbeddedExecutor(Executor):
 
     def __init__(self, cpu_workers: int | None = None, gpus: list[str] | None = None, *,
                  timeout_s: float | None = GPU_TIMEOUT_S, max_retries: int = MAX_RETRIES) -> None:
+        if in_worker_start():  # this process is a worker importing an unguarded script: stop it here, saying why
+            raise PgStudioError(MAIN_GUARD)
         self.cpu_workers = max(1, int(cpu_workers or available_cpus()))
         self._gpus = [str(g) for g in gpus] if gpus is not None else None
         self.timeout_s = timeout_s
