@@ -29,6 +29,7 @@ from typing import Callable
 
 from pgstudio import barrier_layout, smem_layout
 from pgstudio.analysis.check import check
+from pgstudio.analysis.memo import forget
 from pgstudio.analysis.simulate import simulate
 from pgstudio.codegen import emit
 from pgstudio.examples import chain
@@ -76,8 +77,13 @@ def median_s(fn: Callable[[], object], repeat: int, budget: float) -> tuple[floa
 
 
 def steps(design) -> dict[str, Callable[[], object]]:
+    """Each step of one design, timed cold: the design's memo (its layouts and resolved plans,
+    ``analysis.memo``) is dropped before every run, as a fresh edit in the studio starts with none."""
     tl = simulate(design, iterations=ITERATIONS, inner=2)
-    return {
+
+    def cold(fn: Callable[[], object]) -> Callable[[], object]:
+        return lambda: (forget(design), fn())[1]
+    return {name: cold(fn) for name, fn in {
         "validate": design.validate,
         "layout": lambda: barrier_layout(design),
         "text": lambda: (str(design.validate()), barrier_layout(design).table(), smem_layout(design).report()),
@@ -88,7 +94,7 @@ def steps(design) -> dict[str, Callable[[], object]]:
         "compare": lambda: to_svg(comparison_figure(design)),
         "timeline": lambda: to_svg(timeline_figure(tl)),
         "emit": lambda: emit(design, validate=False),
-    }
+    }.items()}
 
 
 def main() -> None:

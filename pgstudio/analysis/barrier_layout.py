@@ -40,6 +40,7 @@ from ..model.resource import Resource
 from ..model.targets import ARCHES, SMEM_CAPACITY_BY_ARCH
 from .accumulators import staged_accumulators
 from .cluster import cluster_of
+from .memo import memo_of
 
 #: Bytes of one mbarrier.
 BARRIER_BYTES = 8
@@ -344,6 +345,15 @@ def _targets(design: Design, arch: str | None) -> tuple[str, ...]:
 def barrier_layout(x: Any, arch: str | None = None) -> BarrierLayout:
     """The layout of a ``PipelineGroup``, an ungrouped pipelined resource, or a ``Design``.  A
     design's layout has the internal sets of ``arch`` (None: of every target of the design)."""
+    if isinstance(x, Design):  # one layout per design and arch, however many rules ask (``memo.py``)
+        memo = memo_of(x)
+        if ("layout", arch) not in memo:
+            memo[("layout", arch)] = _layout(x, arch)
+        return memo[("layout", arch)]
+    return _layout(x, arch)
+
+
+def _layout(x: Any, arch: str | None) -> BarrierLayout:
     internal: list[BarrierSet] = []
     if isinstance(x, Design):
         sets = design_sets(x)

@@ -36,6 +36,7 @@ from ..model.protocol import ADVANCES, START_PHASE, Action, group_actions, membe
 from ..model.schedule import Loop, Step
 from ..model.task import Task
 from .layout import BarrierLayout, barrier_layout
+from .memo import memo_of
 
 
 @dataclass(frozen=True)
@@ -237,7 +238,11 @@ def resolve_task(design: Design, task: Task | str, layout: BarrierLayout | None 
 def resolve(design: Design, layout: BarrierLayout | None = None) -> dict[str, TaskPlan]:
     """Every task's resolved plan, by task name, in task order."""
     layout = layout or barrier_layout(design)
-    return {t.name: resolve_task(design, t, layout) for t in design.tasks}
+    memo = memo_of(design)  # once per design and layout, however many rules ask (``memo.py``)
+    hit = memo.get("resolve")
+    if hit is None or hit[0] is not layout:
+        hit = memo["resolve"] = (layout, {t.name: resolve_task(design, t, layout) for t in design.tasks})
+    return dict(hit[1])
 
 
 __all__ = ["BarrierAction", "Cursor", "ResolvedLoop", "ResolvedNode", "ResolvedStep", "TaskPlan", "resolve",
