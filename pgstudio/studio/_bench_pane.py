@@ -25,10 +25,9 @@ from ..analysis.predict import prediction
 from ..codegen.kernel import emit
 from ..errors import CompileError, GpuUnavailable, KernelFault, KernelHangError
 from ..model.targets import ARCHES
-from ..runtime._cupy import gpu_available
 from ..explore.bench import tuned_benchmark as benchmark
 from ..runtime.compile import compile_cubin
-from ..runtime.executor import get_executor
+from ..runtime.executor import check_gpu
 from ..runtime.progress import Progress
 from ..runtime.verify import NULL_RUNTIME
 from ._snapshot import rich_html
@@ -213,9 +212,7 @@ class BenchPane:
             self._log(f"✔ compiled for <b>{arch}</b> ({escape(binary_size(compiled))})")
         self._step(len(ARCHES) + 1, self.STEPS[-1])
         try:
-            null = get_executor(self.executor).runtime == "null"
-            if not null and not gpu_available():
-                raise GpuUnavailable("CuPy sees no NVIDIA GPU in this Python process")
+            check_gpu(self.executor, null_ok=True)  # the null runtime's benchmark runs the plumbing
             results = benchmark(design, progress=False, on_progress=self._bench_progress, executor=self.executor)
         except GpuUnavailable as exc:
             self._log(f"<div class='pg-na'>no GPU here, so nothing was timed ({escape(str(exc))}); "

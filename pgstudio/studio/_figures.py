@@ -154,8 +154,7 @@ class TimelinePane(_FigurePane):
         and draw its first sampled block below the simulation; returns the measured Timeline or
         None, with the reason in the pane."""
         from ..errors import GpuUnavailable, KernelFault, KernelHangError, PgStudioError
-        from ..runtime._cupy import gpu_available
-        from ..runtime.executor import get_executor
+        from ..runtime.executor import check_gpu
         from ..runtime.trace import trace
 
         if self.snapshot is None or self.timeline is None:
@@ -168,8 +167,7 @@ class TimelinePane(_FigurePane):
         self.measure_note.value = "<span class='pg-note'>compiling, verifying and tracing on the GPU ...</span>"
         executor = self._executor()
         try:
-            if get_executor(executor).runtime == "null" or not gpu_available():
-                raise GpuUnavailable("no GPU here (or the null runtime), so nothing can be measured")
+            check_gpu(executor)
             tr = trace(design, executor=executor)
             problems = tr.problems()
             if problems:

@@ -161,3 +161,14 @@ def test_a_script_without_a_main_guard_is_told_to_add_one(tmp_path):
     guarded.write_text(UNGUARDED.replace("print(", 'if __name__ == "__main__":\n    print('))
     ok = subprocess.run([sys.executable, str(guarded)], capture_output=True, text=True, timeout=120, env=env)
     assert ok.returncode == 0 and int(ok.stdout.strip()) > 0, ok.stderr[-2000:]
+
+
+def test_check_gpu_is_the_one_rule_for_what_can_reach_a_gpu(monkeypatch):
+    monkeypatch.setattr(_cupy, "gpu_available", lambda: False)
+    with pytest.raises(errors.GpuUnavailable, match="sees no NVIDIA GPU"):
+        E.check_gpu("inline")
+    E.check_gpu("null", null_ok=True)  # a benchmark's plumbing runs on the null device
+    monkeypatch.setattr(_cupy, "gpu_available", lambda: True)
+    with pytest.raises(errors.GpuUnavailable, match="null runtime launches nothing"):
+        E.check_gpu("null")
+    E.check_gpu("inline")

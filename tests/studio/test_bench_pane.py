@@ -6,6 +6,7 @@ from dataclasses import dataclass
 import pytest
 
 from pgstudio import KernelHangError, examples
+from pgstudio.runtime import _cupy
 from pgstudio.studio import Studio, _bench_pane
 
 
@@ -38,7 +39,7 @@ def fake_runtime(monkeypatch, *, gpu, bench=None):
         return FakeCubin(b"x" * 1000)
 
     monkeypatch.setattr(_bench_pane, "compile_cubin", compile_cubin)
-    monkeypatch.setattr(_bench_pane, "gpu_available", lambda: gpu)
+    monkeypatch.setattr(_cupy, "gpu_available", lambda: gpu)
     monkeypatch.setattr(_bench_pane, "benchmark",
                         bench or (lambda design, **kw: pytest.fail("benchmark called without a GPU")))
     return compiled
@@ -174,7 +175,7 @@ def test_on_the_null_runtime_every_step_runs_and_the_pane_says_nothing_was_measu
     """No GPU and no benchmark faked: the null runtime's benchmark (with its tuning search) runs for real."""
     monkeypatch.setenv("PGSTUDIO_CACHE", str(tmp_path / "cache"))
     monkeypatch.setattr(_bench_pane, "compile_cubin", lambda src, arch: FakeCubin(b"x" * 1000))
-    monkeypatch.setattr(_bench_pane, "gpu_available", lambda: False)
+    monkeypatch.setattr(_cupy, "gpu_available", lambda: False)
     studio.bench.executor = "null"
     table = studio.compile_and_benchmark()
     assert table is not None and table.measured is False and [r.name for r in table.rows][-1] == "device copy"

@@ -119,8 +119,11 @@ def test_measure_without_a_gpu_says_so_and_keeps_the_simulation(studio, monkeypa
     pane = studio.timeline
     before = len(pane.figure.data)
     assert pane.measure() is None
-    assert "no GPU here" in pane.measure_note.value and "calibrated simulator" in pane.measure_note.value
+    assert "sees no NVIDIA GPU" in pane.measure_note.value and "calibrated simulator" in pane.measure_note.value
     assert pane.measured is None and len(pane.figure.data) == before and not pane.measure_button.disabled
+    monkeypatch.setattr(_cupy, "gpu_available", lambda: True)  # a GPU, but the null runtime: nothing to measure
+    monkeypatch.setattr(pane, "_executor", lambda: "null")
+    assert pane.measure() is None and "null runtime launches nothing" in pane.measure_note.value
 
 
 class _FakeTrace:

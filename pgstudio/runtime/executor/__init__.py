@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ...errors import PgStudioError
+from ...errors import GpuUnavailable, PgStudioError
 from ._job import Failure, Job, Outcome, WithPayload
 from .base import Executor, Session
 
@@ -57,11 +57,25 @@ def get_executor(spec: Any = None) -> Executor:
     return _SHARED[name]
 
 
+def check_gpu(spec: Any = None, *, null_ok: bool = False) -> None:
+    """Raise ``GpuUnavailable`` before any worker starts when the jobs of executor ``spec`` could
+    not reach a GPU: the null runtime (unless ``null_ok``, where its null device stands in for
+    one, as in a benchmark's plumbing) or no GPU visible to this process.  One rule for every
+    button that runs on the GPU (the studio's Compile & Benchmark and Measure)."""
+    from .._cupy import gpu_available
+    if get_executor(spec).runtime == "null":
+        if null_ok:
+            return
+        raise GpuUnavailable("the null runtime launches nothing, so nothing can be measured")
+    if not gpu_available():
+        raise GpuUnavailable("CuPy sees no NVIDIA GPU in this Python process")
+
+
 def shutdown() -> None:
     """Stop the shared executors' workers (they start again when needed)."""
     for ex in list(_SHARED.values()):
         ex.close()
 
 
-__all__ = ["Executor", "Failure", "Job", "NAMES", "Outcome", "Session", "WithPayload", "default_name", "get_executor",
+__all__ = ["Executor", "Failure", "Job", "NAMES", "Outcome", "Session", "WithPayload", "check_gpu", "default_name", "get_executor",
            "shutdown"]
