@@ -14,6 +14,8 @@ checker at 32 groups and 8 iterations <= 1 s.  The widest chain that fits in sha
 220 resources (31 x 7); the 251-resource row (31 x 8) exceeds it (``smem.capacity``), which
 ``validate`` reports, and its kernel is emitted with ``validate=False`` for the timing.  A step
 that runs past ``--budget`` seconds is stopped (">budget") and not run at larger sizes ("skip").
+Every step is timed cold: the design's memo of layouts and resolved plans (``analysis.memo``) is
+dropped before each run, as a fresh edit in the studio starts with none.
 
     python benchmarks/scale.py [--modes Merge Fork] [--repeat 3] [--budget 20] [--quick]
 """
