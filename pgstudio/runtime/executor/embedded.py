@@ -29,6 +29,7 @@ import concurrent.futures as cf
 import multiprocessing as mp
 import os
 import signal
+import sys
 import threading
 import time
 from collections import deque
@@ -62,7 +63,6 @@ def in_worker_start() -> bool:
 def _main_is_script() -> bool:
     """The caller runs a script or ``-m`` module (which every worker imports as it starts), not a
     notebook or an interactive session."""
-    import sys
     return hasattr(sys.modules.get("__main__"), "__file__")
 
 
