@@ -43,7 +43,7 @@ class CostModel:
         "float16": 989_400.0 / H200_SMS, "bfloat16": 989_400.0 / H200_SMS, "float32": 494_700.0 / H200_SMS})
     barrier_ns: float = 10.0
     mma_overhead_ns: float = 0.0  # an MMA step's cost beyond its flops (the consumer's loop per k tile)
-    mma_release_lag: int = 0  # 1: an MMA task gives a stage back one k step late (sm_90a wgmma)
+    mma_release_lag: int = 0  # N > 0: an MMA task gives a stage back N k steps late (sm_90a wgmma)
 
     def replace(self, **changes) -> "CostModel":
         return dataclasses.replace(self, **changes)
@@ -85,10 +85,12 @@ def calibrated_cost(design, machine=None) -> CostModel:
     """The step costs of one block of ``design`` on ``machine`` (default: the calibrated one,
     ``fitted.default_machine``), from the kernel-time model (``predict.py``): the load latency
     under load, the block's share of the bandwidth every active block draws on (L2 and HBM),
-    the SM's tensor rate plus the per-k-tile cost, and MMA releases one k step late.  A
+    the SM's tensor rate plus the per-k-tile cost, and MMA releases as many k steps late as the
+    sm_90a kernel gives them (``gemm_limits.wgmma_in_flight``).  A
     simulation with it has the period ``predict`` explains."""
+    from .buildable.gemm_limits import wgmma_in_flight
     from .predict import prediction
-    from .workload import workload
+    from .workload import GEMM, workload
 
     w = workload(design)
     p = prediction(design, machine)
@@ -105,7 +107,8 @@ def calibrated_cost(design, machine=None) -> CostModel:
                      thread_bytes_per_ns=m.thread_bytes_per_ns,
                      # the simulator looks the rate up by the accumulator's type (float32): give it the operands'
                      mma_flops_per_ns={"float16": rate, "bfloat16": rate, "float32": rate},
-                     barrier_ns=m.barrier_ns, mma_overhead_ns=m.k_tile_overhead_ns, mma_release_lag=1)
+                     barrier_ns=m.barrier_ns, mma_overhead_ns=m.k_tile_overhead_ns,
+                     mma_release_lag=wgmma_in_flight(w.stages) if w.kind == GEMM else 1)
 
 
 __all__ = ["CostModel", "H200", "H200_SMS", "calibrated_cost"]

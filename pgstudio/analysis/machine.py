@@ -24,14 +24,15 @@ a GPU gets.  Change any of them with ``machine.replace(load_latency_hbm_ns=900)`
                                 under load (queueing included, bandwidth excluded)
 ``load_latency_l2_ns``          the same when they hit in L2
 ``release_lag``                 how long, in pipeline periods, a GEMM consumer keeps a stage after
-                                its data arrived: the stage is given back one k step later, once
-                                ``wgmma.wait_group`` retired its MMAs (about one period)
+                                its data arrived, per k step of lag: the stage is given back
+                                ``gemm_limits.wgmma_in_flight`` k steps later, once
+                                ``wgmma.wait_group`` retired its MMAs (about one period each)
 ``tensor_flops_per_ns``         dense tensor-core peak of the whole device per operand type
                                 (fp16 / bf16 989.4 TFLOP/s, tf32 494.7)
 ``tensor_efficiency``           fraction of that peak a mainloop's MMAs run at (clock under load)
 ``k_tile_overhead_ns``          a GEMM consumer's cost per k tile that the tensor cores do not hide:
-                                the full-barrier wait, ``wgmma`` fence / commit / wait, the named
-                                barrier between MMA warpgroups, the release
+                                the full-barrier wait, ``wgmma`` fence / commit / wait, each
+                                MMA warpgroup's release
 ``issue_ns``                    one thread issuing one TMA copy
 ``barrier_ns``                  one barrier operation that does not block (arrive, passing wait)
 ``sm_copy_ns``                  what one bulk / TMA copy occupies the SM's shared asynchronous
@@ -57,8 +58,9 @@ import dataclasses
 from dataclasses import dataclass, field
 
 #: The constants ``calibrate.fit_machine`` may adjust (the counts and capacities stay as built).
-#: ``release_lag`` is not among them: the generated sm_90a kernel gives a stage back exactly one k
-#: step late, which the simulator replays step by step; a fractional fit would part the two models.
+#: ``release_lag`` is not among them: the generated sm_90a kernel gives a stage back a whole number
+#: of k steps late (``gemm_limits.wgmma_in_flight``), which the simulator replays step by step; a
+#: fractional fit would part the two models.
 FITTABLE = ("hbm_efficiency", "hbm_write_cost", "l2_bytes_per_ns", "load_latency_hbm_ns", "load_latency_l2_ns",
             "tensor_efficiency", "k_tile_overhead_ns", "issue_ns", "barrier_ns", "sm_copy_ns", "sm_barrier_ns",
             "sm_thread_step_ns", "thread_bytes_per_ns", "launch_ns")

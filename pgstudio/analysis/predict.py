@@ -16,8 +16,8 @@ block runs a pipeline whose steady *period* (time per k tile, or per tile) is th
                   however many stages they have)
 ``memory``        Little's law for the S stages in flight: a stage is busy for one load latency
                   ``L`` plus the time the consumer keeps it, so S stages serve at most
-                  ``S / (L + hold)`` iterations per ns -- ``L / (S - release_lag)`` for a GEMM,
-                  whose consumer gives a stage back one k step late, ``(L + compute) / S`` for a
+                  ``S / (L + hold)`` iterations per ns -- ``L / (S - lag)`` for a GEMM,
+                  whose consumer gives a stage back ``lag`` k steps late, ``(L + compute) / S`` for a
                   streaming one; and the bandwidth every active block shares (L2 for a GEMM's
                   operands, HBM for the bytes that miss L2 and for streams).  The two combine as
                   a smooth maximum (``knee``): near the corner, queueing costs a little of both.
@@ -46,6 +46,7 @@ from dataclasses import dataclass
 from ..errors import DesignError
 from ..model.design import Design
 from ..model.targets import DTYPE_BYTES
+from .buildable.gemm_limits import wgmma_in_flight
 from .guard import on_errors
 from .machine import Machine
 from .workload import GEMM, Workload, workload
@@ -189,7 +190,7 @@ def _gemm(w: Workload, m: Machine) -> Prediction:
     latency_ns = m.load_latency_l2_ns + (1.0 - hit) * (m.load_latency_hbm_ns - m.load_latency_l2_ns)
     compute = (w.consumer_flops / m.tensor_rate(w.dtype) + m.k_tile_overhead_ns + w.consumer_acts * m.barrier_ns)
     issue = w.copies * m.issue_ns + w.producer_acts * m.barrier_ns
-    latency = latency_ns / max(w.stages - m.release_lag, MIN_SLACK)
+    latency = latency_ns / max(w.stages - wgmma_in_flight(w.stages) * m.release_lag, MIN_SLACK)
     hbm_per_k = hbm / max(units * k_tiles, 1)
     writeout = w.staging_bytes / m.smem_bytes_per_ns
     total, period0, bound0, bw0 = m.launch_ns + latency_ns, 0.0, "", 0.0

@@ -15,11 +15,12 @@ for its cost.  An MMA is modelled as finishing before its task's next step (tens
 not overlapped with the issuing thread's next wait).  Ties are broken by event order, then task
 order, so a run is reproducible.
 
-With a cost model whose ``mma_release_lag`` is set (``cost.calibrated_cost``, as the sm_90a
-generator builds MMA tasks) an MMA task gives a stage back one k step late: its release arrives
-once the next k step's MMA has been issued (``wgmma.wait_group`` retired the previous group), or
-when the k loop ends -- so a stage is held for about a whole period, and stages hide load latency
-on the simulated timeline as much as on the GPU.
+With a cost model whose ``mma_release_lag`` is N > 0 (``cost.calibrated_cost``, as the sm_90a
+generator builds MMA tasks: ``gemm_limits.wgmma_in_flight``) an MMA task gives a stage back N k
+steps late: its release arrives once the MMA N k steps later has been issued
+(``wgmma.wait_group N`` retired the group that read it), or when the k loop ends -- so a stage is
+held for about N whole periods, and stages hide load latency on the simulated timeline as much
+as on the GPU.
 
     >>> from pgstudio import examples
     >>> tl = simulate(examples.merge_copy(), iterations=8)
@@ -80,7 +81,8 @@ class Simulator:
         self._step_start = [0.0] * len(self.tasks)
         self._started = [False] * len(self.tasks)
         self._blocked_since: dict[int, float] = {}
-        self._deferred: dict[int, list[tuple[StepRun, Act]]] = {}  # task -> umma releases not yet given back
+        # task -> its umma releases not yet given back, one list per k step (oldest first)
+        self._deferred: dict[int, list[list[tuple[StepRun, Act]]]] = {}
         self.now = 0.0
 
     # -- plumbing ---------------------------------------------------------------------------
@@ -131,8 +133,14 @@ class Simulator:
             self._flush(i)
             return
         run = runs[self._pc[i]]
-        if self._act[i] == 0 and run.step.op in ("mma", "commit") and i in self._deferred:
-            self._flush(i)  # the next k step's MMA was issued (or the k loop ended): the last group retired
+        if self._act[i] == 0 and run.step.op == "commit" and i in self._deferred:
+            self._flush(i)  # the k loop ended: every wgmma group retired
+        elif self._act[i] == 0 and run.step.op == "mma" and self.cost.mma_release_lag:
+            # this k step's MMA is issued: the group of ``mma_release_lag`` k steps back retired
+            groups = self._deferred.setdefault(i, [])
+            while len(groups) >= self.cost.mma_release_lag:
+                self._flush(i, oldest=True)
+            groups.append([])
         name, warps = self.tasks[i].name, self._warps(i)
         t = self.now
         if i in self._blocked_since:  # woken: close the blocked interval
@@ -154,8 +162,11 @@ class Simulator:
                 self._snap(name, run, str(act))
                 t += self.cost.barrier_ns
             elif act.verb in ("arrive", "arrive_expect_tx"):
-                if self._lags(run):  # given back one k step later (module docstring)
-                    self._deferred.setdefault(i, []).append((run, act))
+                if self._lags(run):  # given back ``mma_release_lag`` k steps later (module docstring)
+                    groups = self._deferred.setdefault(i, [])
+                    if not groups:
+                        groups.append([])
+                    groups[-1].append((run, act))
                 else:
                     self._arrive(i, run, act)
                 t += self.cost.barrier_ns
@@ -193,10 +204,16 @@ class Simulator:
     def _lags(self, run: StepRun) -> bool:
         return bool(self.cost.mma_release_lag) and run.step.op == "release" and run.kind is OpKind.UMMA
 
-    def _flush(self, i: int) -> None:
-        """The releases task ``i`` deferred: its earlier MMAs have retired."""
-        for run, act in self._deferred.pop(i, ()):
-            self._arrive(i, run, act)
+    def _flush(self, i: int, oldest: bool = False) -> None:
+        """The releases task ``i`` deferred (``oldest``: those of its oldest k step only): their
+        MMAs have retired."""
+        groups = self._deferred.get(i, [])
+        for group in (groups[:1] if oldest else list(groups)):
+            groups.remove(group)
+            for run, act in group:
+                self._arrive(i, run, act)
+        if not groups:
+            self._deferred.pop(i, None)
 
     def _work(self, run: StepRun, t: float) -> float:
         c, d = self.cost, self.design

@@ -269,8 +269,9 @@ def fork_gemm_act(m: int = 4096, n: int = 4096, k: int = 4096, num_stages: int =
     and 3 (one warp each): 12 warps, 168 registers per thread, room for BN=256.
 
     D1 does not depend on the N tile: every output tile's k loop forks A to the ReLU task, which
-    waits on and releases every stage (the Fork's shared empty barrier needs it) but stores only
-    in the first N-tile column, so D1 is written once and no load is spent on it."""
+    waits on and releases every stage (the Fork's shared empty barrier needs it) but stores a k
+    tile of D1 only in the N-tile column whose turn it is (k tile mod N tiles), so D1 is written
+    once, no load is spent on it and no column's blocks carry all of the stores."""
     eb = DTYPE_BYTES[dtype]
     drain = CooperativeGroup(Agent.Warp, 1) if compact else WARPGROUP
     gmem_a, gmem_b = GmemTensor("gmem_a", dtype=dtype), GmemTensor("gmem_b", dtype=dtype)

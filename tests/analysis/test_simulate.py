@@ -196,6 +196,18 @@ def test_with_the_release_lag_an_mma_gives_a_stage_back_after_the_next_mma_is_is
     assert first.start < [e for e in plain.lane("mma") if e.op == "mma"][1].start
 
 
+def test_a_release_lag_of_two_gives_each_stage_back_two_mmas_later():
+    from pgstudio.analysis.cost import calibrated_cost
+    d = examples.merge_gemm(num_stages=4, bn=128)
+    tl = simulate(d, iterations=1, inner=4, cost=calibrated_cost(d).replace(mma_release_lag=2))
+    mmas = [e for e in tl.lane("mma") if e.op == "mma"]
+    releases = [e for e in tl.lane("mma") if e.kind == "arrive" and e.barrier.startswith("ab")]
+    assert len(mmas) == len(releases) == 4
+    assert releases[0].start == mmas[2].start and releases[1].start == mmas[3].start
+    assert min(r.start for r in releases[2:]) >= mmas[3].end  # the last two when the k loop ends
+    assert tl.meta_dict["status"] == "complete"
+
+
 def test_an_unknown_cost_name_is_refused():
     with pytest.raises(ValueError, match="'calibrated'"):
         simulate(examples.merge_copy(), cost="fast")

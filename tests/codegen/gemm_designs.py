@@ -20,6 +20,25 @@ def gemm_design(name: str, twin: bool = False, **kw):
 ALL = [(n, t) for n in BUILDERS for t in (False, True)]
 
 
+def kernel_counts(design, arch: str) -> dict[int, int]:
+    """Byte offset of every barrier slot -> the count the kernel must initialise it with: the
+    layout's, except on sm_90a, where an umma release is one arrive per MMA warpgroup, so each
+    set the MMA task releases counts (warpgroups - 1) more arrivals per release, from each block
+    of its cluster.  Derived here from the resolved plan, not from the generator's own rule."""
+    from pgstudio import barrier_layout
+    from pgstudio.analysis.resolve import resolve
+    layout = barrier_layout(design, arch)
+    mma = next(t for t in design.tasks if t.schedule and any(s.op == "mma" for s in t.schedule.steps()))
+    released: dict[str, int] = {}
+    for rs in resolve(design, layout)[mma.name].steps():
+        for a in rs.actions:
+            if a.after_mma and a.role == "empty":
+                released[a.set] = released.get(a.set, 0) + 1
+    extra = mma.num_warps // 4 - 1 if arch == "sm_90a" else 0
+    peers = {s.name: s.peers for s in layout.all_sets}
+    return {s.offset: s.arrive_count + released.get(s.set, 0) * extra * peers[s.set] for s in layout.all_slots}
+
+
 def _fp32_output(design):
     """``design`` with its output D stored as float32 (the epilogue writes fp32 from fp16 / bf16 operands)."""
     import dataclasses

@@ -8,14 +8,14 @@ import subprocess
 
 import pytest
 
-from gemm_designs import ALL, gemm_design
+from gemm_designs import ALL, gemm_design, kernel_counts
 from pgstudio import barrier_layout
 from pgstudio.analysis.resolve import ResolvedLoop, resolve
 from pgstudio.codegen import emit, gemm
 from pgstudio.codegen.gemm import emit_gemm
 from pgstudio.analysis.buildable.gemm_plan import plan_gemm
 from pgstudio.errors import DesignError
-from pgstudio.examples import merge_gemm, merge_gemm_resadd
+from pgstudio.examples import fork_gemm_act, merge_gemm, merge_gemm_resadd
 from pgstudio.model import Agent, CooperativeGroup
 
 
@@ -28,17 +28,33 @@ def _inits(code: str) -> list[tuple[int, int]]:
 def test_barrier_inits_are_the_layout(name, twin, arch):
     d = gemm_design(name, twin)
     src = emit_gemm(d, arch=arch)
+    layout = barrier_layout(d, arch)
+    want = kernel_counts(d, arch)
+    assert _inits(src.code) == [(s.index, want[s.offset]) for s in layout.slots]
+
+
+def test_the_mma_warpgroups_add_to_the_released_sets_only():
+    d = merge_gemm()  # two MMA warpgroups release the group's shared empty barrier
     layout = barrier_layout(d)
-    assert _inits(src.code) == [(s.index, s.arrive_count) for s in layout.slots]
+    counts = dict(_inits(emit_gemm(d).code))
+    shared_empty = layout.set_for("smem_a", "empty")
+    full = layout.set_for("smem_a", "full")
+    assert counts[shared_empty.first] == 2 * shared_empty.init_count
+    assert counts[full.first] == full.init_count
+    assert "layout count 1: each of the 2 MMA warpgroups arrives" in emit_gemm(d).code
+    assert dict(_inits(emit_gemm(d, arch="sm_100a").code))[shared_empty.first] == shared_empty.init_count
 
 
 @pytest.mark.parametrize("name,twin", [("merge_gemm", False), ("merge_gemm", True), ("fork_gemm_act", False)])
-def test_umma_release_is_one_elected_arrive_after_wgmma_wait(name, twin):
+def test_umma_release_is_one_elected_arrive_per_warpgroup_after_wgmma_wait(name, twin):
     code = emit_gemm(gemm_design(name, twin)).code
     mma = code[code.index("task 'mma'"):code.index("done_mma:")]
-    releases = re.findall(r"(wgmma_wait<\d>\(\);[^\n]*\n(?:.*\n){0,3}?\s*named_bar_sync\(1, 256\);\n\s*if \(tt == 0\) \{\n"
-                          r"(?:\s*pg_mbar_arrive\(.*pend_\w+.*\n)+)", mma)
+    releases = re.findall(r"(wgmma_wait<\d>\(\);[^\n]*\n(?:.*\n){0,2}?\s*if \(\(tt & 127\) == 0\) \{\n"
+                          r"(?:\s*pg_mbar_arrive\(.*// umma release of .*\n)+)", mma)
     assert len(releases) == 2  # in the k loop (previous stage) and after it (last stage)
+    assert all("named_bar_sync" not in r for r in releases)  # no meeting of the warpgroups per k tile
+    loop = mma[mma.index("for (kt = 0"):mma.index("wgmma_wait<0>")]
+    assert "named_bar_sync" not in loop
     # the accumulator commit: staged registers, a barrier of the MMA threads, one elected arrive
     assert re.search(r"st_shared_\w+\(\(?stg.*\n(?:.*\n)*?\s*named_bar_sync\(1, 256\);\n\s*if \(tt == 0\) pg_mbar_arrive", mma)
 
@@ -281,9 +297,45 @@ def test_cluster_pairs_share_a_tile_by_multicast_and_release_it_in_both_blocks()
     assert "m0 + cl_rank * 64" in code  # this block's half of A's 128 rows
     assert code.count("pg_mbar_arrive_cluster(peer_addr(") == 2  # the MMA's release, in the k loop and after it
     empty = re.findall(r"pg_mbar_init\(bar0 \+ \d+u, (\d+)u\);  // ab\.shared_empty", code)
-    assert empty and set(empty) == {"2"}  # both blocks release a stage of the shared A
+    assert empty and set(empty) == {"4"}  # both blocks' two MMA warpgroups release a stage of the shared A
     assert code.count("cluster_sync();") == 2  # after the barrier init, and before leaving
     for word in ("__cluster_dims__", "tma_load_2d_mc", "cluster_sync", "peer_addr"):
         assert word not in plain
     share_b = emit_gemm(merge_gemm(cluster=(2, 1))).code
     assert "k0 + cl_rank * 32" in share_b and "mb = mb * 2 + cl_rank" in share_b
+
+
+def test_fork_side_output_is_stored_by_the_n_tile_columns_in_turn():
+    """D1 = relu(A) does not depend on the N tile: the column whose turn it is (k tile mod N
+    tiles) stores each k tile, so every k tile is written once and no column carries them all
+    (that every element is written is the GPU tests' poisoned-D1 check, at ragged shapes too)."""
+    for d in (gemm_design("fork_gemm_act"), fork_gemm_act(bk=32)):
+        code = emit_gemm(d).code
+        act = code[code.index("task 'act'"):code.index("done_act:")]
+        bk = d.problem_dict["BK"]
+        assert f"if ((k0 / {bk}) % tiles_n == nb) {{" in act
+        assert "nb == 0" not in act
+
+
+def test_wgmma_groups_in_flight_set_how_late_each_stage_is_given_back(monkeypatch):
+    """With N wgmma groups in flight the MMA waits for the group of N k tiles back, gives that
+    stage back, and after the k loop gives back the last N stages; N stays below the stages."""
+    from pgstudio.analysis.buildable import gemm_limits
+    monkeypatch.setattr(gemm_limits, "WGMMA_IN_FLIGHT", 2)
+    code = emit_gemm(merge_gemm(bn=128, num_stages=4)).code
+    mma = code[code.index("task 'mma'"):code.index("done_mma:")]
+    assert "wgmma_wait<2>();" in mma and "wgmma_wait<1>();" not in mma
+    assert re.search(r"if \(kt >= 2\) \{\n\s*if \(\(tt & 127\) == 0\) \{\n\s*pg_mbar_arrive\(\(bar0 \+ 8u \* \(\d+ \+ "
+                     r"\(s_ab >= 2 \? s_ab - 2 : s_ab \+ 2\)\)\)\);", mma)
+    drain = mma[mma.index("wgmma_wait<0>();"):]
+    assert drain.index("if (num_k_tiles >= 2)") < drain.index("if (num_k_tiles >= 1)")
+    assert gemm_limits.wgmma_in_flight(2) == 1 and gemm_limits.wgmma_in_flight(4) == 2
+
+
+def test_deep_pipelines_keep_two_wgmma_groups_in_flight_shallow_ones_one():
+    from pgstudio.analysis.buildable.gemm_limits import wgmma_in_flight
+    assert [wgmma_in_flight(s) for s in (1, 2, 3, 4, 5, 6, 8)] == [0, 1, 1, 1, 1, 2, 2]
+    deep = emit_gemm(merge_gemm(128, 8192, 8192, num_stages=8, bn=64, dtype="bfloat16")).code
+    shallow = emit_gemm(merge_gemm(num_stages=3)).code
+    assert "wgmma_wait<2>();" in deep and "wgmma_wait<1>();" not in deep
+    assert "wgmma_wait<1>();" in shallow and "wgmma_wait<2>();" not in shallow

@@ -1,13 +1,14 @@
 """The GEMM kernel initialises exactly the barriers of ``barrier_layout(design, arch)`` with the
 layout's counts -- a cluster's shared tile counting both blocks' releases, sm_100a's mma_done
-slots after the tensor-memory slot -- and takes them from the layout, not from a rule of its own."""
+slots after the tensor-memory slot, on sm_90a each MMA warpgroup's share of an umma release
+(``gemm_designs.kernel_counts``) -- and takes them from the layout, not from a rule of its own."""
 
 import dataclasses
 import re
 
 import pytest
 
-from gemm_designs import ALL, LIFTED, LIFTED_TF32, gemm_design
+from gemm_designs import ALL, LIFTED, LIFTED_TF32, gemm_design, kernel_counts
 from pgstudio import barrier_layout
 from pgstudio.analysis.buildable import gemm_checks
 from pgstudio.codegen.gemm import emit_gemm
@@ -36,7 +37,7 @@ def test_every_initialised_barrier_is_a_layout_slot_with_its_count(name, arch):
     except DesignError:
         pytest.skip(f"{name} is not built for {arch}")
     layout = barrier_layout(design, arch)
-    assert inits(code, layout) == {s.offset: s.arrive_count for s in layout.all_slots}
+    assert inits(code, layout) == kernel_counts(design, arch)
     peers = [s for s in layout.sets if s.peers > 1]
     assert ("pg_mbar_arrive_cluster(peer_addr(" in code) == bool(peers)
     assert bool(layout.internal) == (arch == "sm_100a")
@@ -53,5 +54,6 @@ def test_the_generator_reads_the_counts_from_the_layout(monkeypatch):
         return dataclasses.replace(lay, sets=sets, slots=slots)
     monkeypatch.setattr(gemm_checks, "barrier_layout", planted)
     code = emit_gemm(design).code
-    assert set(re.findall(r"pg_mbar_init\(bar0 \+ \d+u, (\d+)u\);  // ab\.shared_empty", code)) == {"3"}
+    # three blocks' releases, each carried out by both MMA warpgroups of its block
+    assert set(re.findall(r"pg_mbar_init\(bar0 \+ \d+u, (\d+)u\);  // ab\.shared_empty", code)) == {"6"}
     assert "x3: both blocks release" in code

@@ -19,16 +19,17 @@ from dataclasses import dataclass, field
 
 from ...model.design import Design
 from ...model.diagnostic import error
-from ...model.kinds import OpKind
+from ...model.kinds import OpKind, Role
 from ...model.targets import ARCHES, DTYPE_BYTES
 from ...model.task import Task
 from ..accumulators import copied_out
 from ..barrier_layout import BarrierLayout
 from ..cluster import cluster_of
+from ..resolve import resolve
 from ..smem_layout import Staging, smem_layout
 from .gemm_checks import Checks, option_error
 from .gemm_limits import (B_MAJORS, BOOKKEEPING_REGS, KSTEP_BYTES, MAX_TMA_STORE_TASKS, SPACES, TASK_BAR_BASE,
-                          launch_registers, panel_bytes, warpgroup_grid)
+                          launch_registers, panel_bytes, warpgroup_grid, wgmma_in_flight)
 from .planned import Planned
 from .registers import RegisterLayout, check_registers, register_layout
 from .steps import check_async_ops, check_step_targets, check_tasks_scheduled
@@ -119,6 +120,31 @@ class GemmPlan:
     multicast: str | None = None  # the operand tile a cluster shares (TMA multicast, half by each block)
     peer_sets: tuple[str, ...] = ()  # barrier sets the peer block arrives on too (the layout's peers > 1)
     registers: RegisterLayout | None = None  # the setmaxnreg layout the design asks for (registers.py)
+    umma_releases: tuple[tuple[str, int], ...] = ()  # barrier set -> the MMA's umma releases on it per phase
+
+    @property
+    def mma_lag(self) -> int:
+        """sm_90a: k tiles of wgmma each MMA warpgroup keeps in flight, i.e. how many k tiles late
+        it gives a stage back (``gemm_limits.wgmma_in_flight`` of the operands' stages)."""
+        return wgmma_in_flight(min(self.tiles[self.a].stages, self.tiles[self.b].stages))
+
+    @property
+    def umma_arrivals(self) -> int:
+        """Arrivals one umma consumer release makes in the kernel: on sm_90a one per MMA warpgroup
+        (each arrives as soon as its own ``wgmma.wait_group`` retired the stage, so the warpgroups
+        never meet per k tile: the meeting cost a small-M k tile more than its tensor work); on
+        sm_100a one ``tcgen05.commit``."""
+        return len(self.mma_wgs) if self.arch == "sm_90a" else 1
+
+    def init_count(self, set_name: str) -> int:
+        """The arrive count the kernel initialises each slot of ``set_name`` with: the layout's
+        (the protocol table's count, a cluster's peers included), plus ``umma_arrivals - 1`` for
+        every umma release the MMA makes on it per phase, from each block that releases it.  The
+        design's logical count stays the layout's (what the checker, the pictures and TS see):
+        one logical release is carried out by every MMA warpgroup."""
+        peers = next(s.peers for s in self.layout.all_sets if s.name == set_name)
+        extra = dict(self.umma_releases).get(set_name, 0) * (self.umma_arrivals - 1) * peers
+        return self.layout.slot(set_name, 0).arrive_count + extra
 
     def store_barrier(self, task: str) -> int:
         """The named barrier id a task storing through TMA meets on before it releases the staging."""
@@ -257,7 +283,19 @@ def plan_gemm(design: Design, arch: str = "sm_90a", b_major: str | None = None,
         mma_wgs=tuple(range(mma.warp_idx // 4, (mma.warp_idx + mma.num_warps) // 4)), tensor_maps=tuple(maps.values()),
         gmem_spaces=gmem_spaces, outputs=tuple(outputs), pointer_inputs=tuple(pointer_inputs), problem=d.problem_dict,
         tma_stores=tma_stores, tma_store_tasks=store_tasks, cluster=cluster, multicast=multicast,
-        peer_sets=tuple(bs.name for bs in layout.sets if bs.peers > 1), registers=register_layout(d)))
+        peer_sets=tuple(bs.name for bs in layout.sets if bs.peers > 1), registers=register_layout(d),
+        umma_releases=_umma_releases(d, mma, layout)))
+
+
+def _umma_releases(d: Design, mma: Task, layout: BarrierLayout) -> tuple[tuple[str, int], ...]:
+    """(set, count): the umma consumer releases the MMA task's plan makes on each barrier set per
+    phase (its steps' commit-arrives on an empty barrier)."""
+    counts: dict[str, int] = {}
+    for rs in resolve(d, layout)[mma.name].steps():
+        for a in rs.actions:
+            if a.after_mma and a.role is Role.EMPTY:
+                counts[a.set] = counts.get(a.set, 0) + 1
+    return tuple(counts.items())
 
 
 def _accumulators(arch: str, bm: int, bn: int, n_wg: int) -> int:

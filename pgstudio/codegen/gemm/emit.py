@@ -64,7 +64,7 @@ def emit_gemm(design: Design, *, arch: str = "sm_90a", b_major: str | None = Non
     stamps = GemmStamps(p, plans, instrument) if instrument is not None else None
     c = Code()
     sm90 = arch == "sm_90a"
-    mapping = (sm90_steps.MAP_SM90 if sm90 else sm100.MAP_SM100).format(stage=p.staging.dtype)
+    mapping = (sm90_steps.MAP_SM90 if sm90 else sm100.MAP_SM100).format(stage=p.staging.dtype, wgs=p.umma_arrivals)
     c(DOC.format(name=design.name, arch=arch, nbar=p.layout.num_barriers, mapping=mapping).rstrip("\n"))
     c(prelude())
     if sm90:
@@ -124,12 +124,15 @@ def emit_gemm(design: Design, *, arch: str = "sm_90a", b_major: str | None = Non
       "const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;")
     c(*scheduler.work_units(p))
     with c.block("if (threadIdx.x == 0)"):
-        for bset in p.layout.sets:  # the layout's counts: a cluster's shared tile counts its peers' releases
+        for bset in p.layout.sets:  # the layout's counts (GemmPlan.init_count): peers' and warpgroups' releases
+            count = p.init_count(bset.name)
             for st in range(bset.stages):
                 slot = p.layout.slot(bset.name, st)
-                c(f"pg_mbar_init(bar0 + {slot.offset}u, {slot.arrive_count}u);  // {bset.name}[{st}]"
+                c(f"pg_mbar_init(bar0 + {slot.offset}u, {count}u);  // {bset.name}[{st}]"
                   + (f", tx {slot.tx_bytes} B" if slot.tx_bytes else "")
-                  + (f", x{bset.peers}: both blocks release" if bset.peers > 1 else ""))
+                  + (f", x{bset.peers}: both blocks release" if bset.peers > 1 else "")
+                  + (f", layout count {slot.arrive_count}: each of the {p.umma_arrivals} MMA warpgroups "
+                     "arrives for the umma release" if count != slot.arrive_count else ""))
         c("pg_mbar_init_fence();")
     if not sm90:
         sm100.tmem_setup(c, p)

@@ -75,7 +75,8 @@ class StoreSteps:
         rows, cols = {"MN": (p.bm, p.bn), "MK": (p.bm, p.bk)}[space]
         guard = space == "MK" and "tile" in self.loops
         if guard:
-            c("// the output does not depend on the N tile: only the first N-tile column writes it")
+            c("// the output does not depend on the N tile: the N-tile columns take turns by k tile, so each",
+              "// k tile is written once and no column's blocks carry every store")
         chunks = rows * cols // CHUNK_ELEMS  # a multiple of the task's threads (codegen.chunk_split)
         loop = _Chunks(self, chunks // self.nt, cols // CHUNK_ELEMS, row0, col0, rdim, cdim)
         if self.split > 1 and p.acc in ins:
@@ -83,7 +84,7 @@ class StoreSteps:
         if out.name in p.tma_stores:
             return self.tma_store(out)
         raw = ins == [p.acc] and expr.text.strip() == p.acc and p.staging.dtype == p.out_dtypes[out.name]
-        with c.block("if (nb == 0)" if guard else ""):
+        with c.block(f"if ((k0 / {p.bk}) % tiles_n == nb)" if guard else ""):
             if raw:  # one chunk is 16 bytes of a 16-bit type, 32 of float32: copied 16 bytes at a time
                 c("// the output is the staged accumulator itself: its chunks go out as they are")
                 halves = range(CHUNK_ELEMS * DTYPE_BYTES[p.staging.dtype] // 16)

@@ -2,8 +2,9 @@
 
 How the umma kind runs on sm_90a (see ``wgmma.py``): the accumulator lives in the registers of
 the MMA warpgroup(s); an umma consumer release (the table's commit-arrive, ``after_mma``) is one
-elected arrive after ``wgmma.wait_group`` retired the stage's MMAs (deferred by one k step, so
-one wgmma group stays in flight); an umma producer acquire waits for the staging buffer just
+elected arrive per MMA warpgroup after its ``wgmma.wait_group`` retired the stage's MMAs
+(deferred by one k step, so one wgmma group stays in flight; the kernel's init count of the
+empty barrier counts each warpgroup, ``GemmPlan.init_count``); an umma producer acquire waits for the staging buffer just
 before the registers are written to it (the registers are the accumulator until then), and its
 commit is one elected arrive after every MMA thread has written its fragment to the staging
 buffer.
@@ -18,8 +19,9 @@ from .swizzle import unit_addr
 
 #: How the kernel's header comment describes the umma mapping on sm_90a.
 MAP_SM90 = """umma on sm_90a: wgmma from 128B-swizzled smem, fp32
-// accumulators in the MMA warpgroups' registers; consumer release = one elected arrive after
-// wgmma.wait_group retired the stage (one k step later); producer commit = one elected arrive
+// accumulators in the MMA warpgroups' registers; consumer release = one elected arrive per MMA
+// warpgroup after its wgmma.wait_group retired the stage (one k step later; the stage's empty
+// barrier counts {wgs} arrivals per release); producer commit = one elected arrive
 // after the registers were staged to shared memory ({stage} staging, the emulated tensor memory)."""
 
 
@@ -27,12 +29,8 @@ class Sm90Steps:
     """The wgmma steps of the MMA task (mixed into ``task.Task``)."""
 
     def declare_accumulator(self) -> None:
-        """The MMA task's registers: the pending umma releases, its warpgroup's block, the accumulator."""
+        """The MMA task's registers: its warpgroup's block, the accumulator."""
         c = self.c
-        released = dict.fromkeys(a.cursor for rs in self.plan.steps() for a in self.mma_releases(rs))
-        for cur in released:
-            c(f"int pend_{self.v(cur)} = 0;  // stage of {self.plan.cursor(cur).owner} whose umma release "
-              "waits for wgmma.wait_group")
         r, wg_n = self.p.mma_repeats, self.p.wg_grid[1]
         c("const int wgi = tt >> 7, wl = (tt >> 5) & 3;  // warpgroup in the task, warp in the warpgroup",
           f"[[maybe_unused]] const int wgm = wgi / {wg_n}, wgn = wgi % {wg_n};  // its block along M and N",
@@ -44,22 +42,29 @@ class Sm90Steps:
                 for a in self.mma_releases(n):
                     self.deferred.setdefault(a.cursor, []).append(a)
 
-    def flush_releases(self) -> None:
-        """sm_90: every MMA warpgroup retired the stage; one elected thread releases it."""
+    def flush_releases(self, back: int, note: str) -> None:
+        """sm_90: this warpgroup's ``wgmma.wait_group`` retired the MMAs of the stage ``back``
+        cursor steps behind the current one; its elected thread arrives (the barrier counts one
+        arrival per MMA warpgroup: ``GemmPlan.init_count``).  No meeting of the warpgroups: each
+        gives the stage back as soon as its own MMAs have read it."""
         c = self.c
-        c(f"named_bar_sync({MMA_BAR_ID}, {self.nt});")
-        with c.block("if (tt == 0)"):
+        with c.block("if ((tt & 127) == 0)"):
             for cur, acts in self.deferred.items():
+                v, stages = self.v(cur), self.plan.cursor(cur).stages
+                back_s = back % stages
+                stage = f"(s_{v} >= {back_s} ? s_{v} - {back_s} : s_{v} + {stages - back_s})" if back_s else f"s_{v}"
                 for a in acts:
-                    self.release(a, f"// umma release of {self.plan.cursor(cur).owner}", "pend_" + self.v(cur))
+                    self.release(a, f"// umma release of {self.plan.cursor(cur).owner} ({note})", stage)
 
     def drain_releases(self, deferred_before: set) -> None:
-        """After the k loop: the last stage's releases, once every wgmma group retired."""
+        """After the k loop: the releases still deferred (the stages of the last ``mma_lag`` k
+        tiles; the cursor has passed them), once every wgmma group retired."""
         c = self.c
         if set(self.deferred) - deferred_before:
             c("wgmma_wait<0>();")
-            with c.block(f"if ({self.nkt} > 0)"):
-                self.flush_releases()
+            for back in range(self.p.mma_lag, 0, -1):
+                with c.block(f"if ({self.nkt} >= {back})"):
+                    self.flush_releases(back, f"k tile {self.nkt} - {back}")
             self.deferred.clear()
 
     def wgmma_k_tile(self, a_st: str, b_st: str, offsets: tuple[str, str, str, str]) -> None:
@@ -76,10 +81,11 @@ class Sm90Steps:
             with c.block(f"for (int r = 0; r < {p.mma_repeats}; ++r)"):
                 c(f"const u64 da = gmma_desc(a_st + {a_off}, 16u, {8 * ta.panel}u, {ma}u);",
                   f"{name}(acc[r], da, db, scale_d);")
-        c("wgmma_commit();", "wgmma_wait<1>();  // the previous k step's wgmma group has retired")
-        if self.deferred:
-            with c.block("if (kt > 0)"):
-                self.flush_releases()
+        lag = self.p.mma_lag
+        c("wgmma_commit();", f"wgmma_wait<{lag}>();  // the wgmma group of {lag} k tile(s) back has retired")
+        if self.deferred and lag:
+            with c.block(f"if (kt >= {lag})"):
+                self.flush_releases(lag, f"k tile kt - {lag}")
 
     def commit_accumulator(self, a) -> None:
         """The umma producer commit: registers staged, the MMA threads meet, one elected arrive."""

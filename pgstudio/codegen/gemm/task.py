@@ -238,8 +238,7 @@ class Task(MainloopSteps, Sm90Steps, Sm100Steps, StoreSteps):
                 self.stage_tmem(a)
         elif a.after_mma:  # umma release
             if self.sm90:
-                v = self.v(a.cursor)
-                c(f"pend_{v} = s_{v};  // released after wgmma.wait_group retires it (next k step)")
+                c(f"// released after wgmma.wait_group retires it ({self.p.mma_lag} k tile(s) later)")
             else:
                 c(f"if (tt == 0) umma_commit({self.addr(a)});  // umma release: arrives once the MMAs read it")
         elif a.set in self.p.peer_sets:

@@ -8,9 +8,9 @@ How a GEMM design's ``umma`` kind runs on Hopper (sm_90a), which has no tensor m
   read from shared memory through swizzled-panel descriptors (128-, 64- or 32-byte swizzle), and
   keeps its part of the accumulator in fp32 registers (``acc[R][N/2]`` per thread, fragment
   layout below);
-* an umma *consumer release* ("the MMA has read the stage") is one elected arrive issued after
-  ``wgmma.wait_group`` has retired the wgmma group that read the stage (and a named barrier has
-  told the elected thread that every MMA warpgroup retired it);
+* an umma *consumer release* ("the MMA has read the stage") is one elected arrive per MMA
+  warpgroup, issued after that warpgroup's ``wgmma.wait_group`` has retired the wgmma group that
+  read the stage (the stage's empty barrier counts one arrival per warpgroup);
 * an umma *producer commit* ("the results are in place") is one elected arrive issued after the
   accumulator registers have been written to a shared-memory staging buffer (one per
   accumulator stage), which the epilogue task drains.
