@@ -31,10 +31,11 @@ as on the GPU.
 from __future__ import annotations
 
 import heapq
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Mapping
 
 from ..model.design import Design
+from .buildable.gemm_limits import accumulator_in_registers
 from ..model.kinds import OpKind
 from ..model.resource import Memory
 from . import mbarrier
@@ -67,6 +68,8 @@ class Simulator:
         self.design = design
         self.cost = cost
         self.program = program or unroll(design, iterations=iterations, inner=inner, loops=loops)
+        if design.targets and accumulator_in_registers(design.targets[0]):
+            self.program = acquire_accumulator_at_commit(self.program)
         self.counts = self.program.slot_counts()
         self.states: list[Mbarrier] = [mbarrier.init(c) for c in self.counts]
         self.snapshots: list[Snapshot] = []
@@ -267,6 +270,30 @@ class Simulator:
         return Timeline.from_events(self.design.name, self.events, lanes, "simulated", meta)
 
 
+def acquire_accumulator_at_commit(program: Program) -> Program:
+    """``program`` with every MMA task's acquire of its accumulator moved to its commit, as the
+    sm_90a kernel runs it (``gemm_limits.accumulator_in_registers``): the wgmma accumulator is in
+    registers through the k loop, so the task waits for the staging buffer only when it writes
+    the registers there -- the next tile's mainloop runs while the epilogue stores the last one.
+    The acquire step stays (it costs nothing without its wait) so the steps keep their indices."""
+    runs = []
+    for task_runs in program.runs:
+        if not any(r.step.op == "mma" for r in task_runs):
+            runs.append(task_runs)
+            continue
+        out, pending = list(task_runs), {}
+        for j, r in enumerate(out):
+            if r.kind is not OpKind.UMMA or r.side != "producer":
+                continue
+            if r.step.op == "acquire" and r.acts:
+                pending.setdefault(r.step.target, []).extend(r.acts)
+                out[j] = replace(r, acts=())
+            elif r.step.op == "commit" and r.step.target in pending:
+                out[j] = replace(r, acts=tuple(pending.pop(r.step.target)) + r.acts)
+        runs.append(tuple(out))
+    return replace(program, runs=tuple(runs))
+
+
 def simulate(design: Design, iterations: int = 8, *, inner: int | None = None, loops: Mapping[str, int] | None = None,
              cost: CostModel | str = H200) -> Timeline:
     """Simulate ``design`` over ``iterations`` of its outermost loops (inner loops run their real
@@ -282,4 +309,4 @@ def simulate(design: Design, iterations: int = 8, *, inner: int | None = None, l
         return Simulator(design, iterations, inner=inner, loops=loops, cost=cost).run()
 
 
-__all__ = ["Simulator", "Snapshot", "simulate"]
+__all__ = ["Simulator", "Snapshot", "acquire_accumulator_at_commit", "simulate"]

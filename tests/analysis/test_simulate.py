@@ -208,6 +208,52 @@ def test_a_release_lag_of_two_gives_each_stage_back_two_mmas_later():
     assert tl.meta_dict["status"] == "complete"
 
 
+def test_an_sm90_mma_takes_its_staging_buffer_at_commit_and_runs_the_next_mainloop_meanwhile():
+    # the epilogue of a wide tile stores for longer than a 4-k-tile mainloop: where the MMA
+    # acquires at the tile's start (sm_100a: tensor memory) it waits before every mainloop; on
+    # sm_90a (registers) it runs the mainloop and waits only to write the registers out
+    slow_store = H200.replace(thread_bytes_per_ns=0.05)
+    d90 = examples.merge_gemm(num_stages=3)
+    d100 = d90.with_targets("sm_100a")
+    for d in (d90, d100):
+        assert d.targets[0] in ("sm_90a", "sm_100a")
+    t90 = simulate(d90, iterations=3, inner=4, cost=slow_store)
+    t100 = simulate(d100, iterations=3, inner=4, cost=slow_store)
+    assert t90.meta_dict["status"] == t100.meta_dict["status"] == "complete"
+
+    def waits_before_mainloop(tl):
+        """The MMA's blocked waits on the staging buffer, and how many of them a tile's mainloop
+        (its first mma) follows before the accumulator's commit (an arrive on tmem_c.full)."""
+        lane = tl.lane("mma")
+        marks = sorted((e.start, e.op == "mma") for e in lane
+                       if e.op == "mma" or (e.kind == ARRIVE and e.barrier.startswith("tmem_c.full")))
+        blocked = [e for e in lane if e.kind == BLOCKED and e.barrier.startswith("tmem_c.empty")]
+        return sum(1 for b in blocked if next(is_mma for t, is_mma in marks if t >= b.end)), blocked
+    before90, blocked90 = waits_before_mainloop(t90)
+    before100, blocked100 = waits_before_mainloop(t100)
+    assert before100 == 2 and before90 == 0  # tiles 2 and 3 wait before their mainloop on sm_100a only
+    assert blocked90  # ... sm_90a still waits, at commit, for the slow store
+    assert t90.end < t100.end
+
+
+def test_acquire_at_commit_moves_the_wait_and_keeps_every_step():
+    from pgstudio.analysis.program import unroll
+    from pgstudio.analysis.simulate import acquire_accumulator_at_commit
+    prog = unroll(examples.merge_gemm(), iterations=2, inner=2)
+    moved = acquire_accumulator_at_commit(prog)
+    mma = prog.tasks.index("mma")
+    before, after = prog.runs[mma], moved.runs[mma]
+    assert [r.step for r in before] == [r.step for r in after]
+    acquires = [j for j, r in enumerate(before) if r.step.op == "acquire" and r.step.target == "tmem_c"]
+    commits = [j for j, r in enumerate(before) if r.step.op == "commit" and r.step.target == "tmem_c"]
+    assert len(acquires) == len(commits) == 2
+    for a, c in zip(acquires, commits):
+        assert before[a].acts and not after[a].acts
+        assert after[c].acts == before[a].acts + before[c].acts
+    others = [t for t in range(len(prog.tasks)) if t != mma]
+    assert all(prog.runs[t] == moved.runs[t] for t in others)
+
+
 def test_an_unknown_cost_name_is_refused():
     with pytest.raises(ValueError, match="'calibrated'"):
         simulate(examples.merge_copy(), cost="fast")

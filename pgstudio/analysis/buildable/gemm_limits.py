@@ -51,6 +51,7 @@ __all__ = [
     "launch_registers",
     "warpgroup_grid",
     "wgmma_in_flight",
+    "accumulator_in_registers",
 ]
 
 #: Operand element types the tensor-core path takes (wgmma / tcgen05.mma kind::f16, and tf32).
@@ -173,3 +174,13 @@ def wgmma_in_flight(stages: int) -> int:
     generator, the simulator's cost model and the kernel-time model read this one rule."""
     want = WGMMA_IN_FLIGHT_DEEP if stages >= DEEP_STAGES else WGMMA_IN_FLIGHT
     return max(0, min(want, stages - 1))
+
+
+def accumulator_in_registers(arch: str) -> bool:
+    """Whether an MMA task built for ``arch`` accumulates in registers, so that it takes its
+    accumulator's staging buffer (the umma producer's acquire of the accumulator resource) only
+    at commit, after the whole k loop, where it writes the registers there.  sm_90a (wgmma): yes
+    -- the next tile's mainloop runs while the epilogue still stores the last one; sm_100a
+    (tcgen05): no, the MMA accumulates in tensor memory, which it must hold from the first k
+    tile.  The generator and the simulator read this one rule."""
+    return arch == "sm_90a"

@@ -11,6 +11,7 @@ stores in ``epilogue.py``, the persistent loop over work units in ``scheduler.py
 
 from __future__ import annotations
 
+from ...analysis.buildable.gemm_limits import accumulator_in_registers
 from ...analysis.buildable.gemm_plan import GemmPlan
 from ...analysis.resolve import BarrierAction, ResolvedLoop, ResolvedStep, TaskPlan
 from ...model.design import Design
@@ -78,9 +79,14 @@ class Task(MainloopSteps, Sm90Steps, Sm100Steps, StoreSteps):
         probe = self.ins.probe(self.addr(a), f"ph_{v}") if self.ins else ""
         return f"{probe}\n{wait}" if probe else wait
 
-    def holds_accumulator(self, rs: ResolvedStep) -> bool:
-        """sm_90: the MMA task's umma producer side is the accumulator in its registers."""
+    def is_accumulator(self, rs: ResolvedStep) -> bool:
+        """The MMA task's umma producer side: the accumulator."""
         return self.is_mma and rs.kind is OpKind.UMMA and rs.side is Side.PRODUCER
+
+    def holds_accumulator(self, rs: ResolvedStep) -> bool:
+        """The accumulator lives in the MMA threads' registers (``gemm_limits.accumulator_in_registers``):
+        its acquire of the staging buffer waits until commit."""
+        return self.is_accumulator(rs) and accumulator_in_registers(self.p.arch)
 
     @staticmethod
     def mma_releases(rs: ResolvedStep) -> list[BarrierAction]:
@@ -191,7 +197,7 @@ class Task(MainloopSteps, Sm90Steps, Sm100Steps, StoreSteps):
         waited = False
         for a in rs.actions:
             if a.verb is Verb.WAIT:
-                if self.sm90 and self.holds_accumulator(rs):
+                if self.holds_accumulator(rs):
                     self.pending_acquire.setdefault(a.cursor, []).append(a)
                     c("// deferred: the registers hold the accumulator; its staging buffer is awaited at commit")
                 else:
@@ -203,7 +209,7 @@ class Task(MainloopSteps, Sm90Steps, Sm100Steps, StoreSteps):
                 self.arrive(rs, a)
             else:  # pragma: no cover - complete_tx belongs to a load, handled above
                 raise AssertionError(f"{s}: unexpected barrier action {a}")
-        if waited and not self.sm90 and self.holds_accumulator(rs):
+        if waited and not self.sm90 and self.is_accumulator(rs):
             c("tc_fence_after();")
         for cur in rs.advances:
             self.advance(cur)
