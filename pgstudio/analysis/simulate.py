@@ -22,6 +22,12 @@ steps late: its release arrives once the MMA N k steps later has been issued
 held for about N whole periods, and stages hide load latency on the simulated timeline as much
 as on the GPU.
 
+A design built for sm_90a keeps its MMA's accumulator in registers
+(``gemm_limits.accumulator_in_registers``, the rule the generator reads): the MMA task takes the
+accumulator's staging buffer only at commit (``acquire_accumulator_at_commit``), so it runs the
+next tile's mainloop while the epilogue stores the last one, and its commit takes the time to
+write the registers there (``workload.staging_bytes`` at the shared-memory rate).
+
     >>> from pgstudio import examples
     >>> tl = simulate(examples.merge_copy(), iterations=8)
     >>> tl.meta_dict["status"], tl.iterations
@@ -68,8 +74,11 @@ class Simulator:
         self.design = design
         self.cost = cost
         self.program = program or unroll(design, iterations=iterations, inner=inner, loops=loops)
+        # sm_90a: the MMA's accumulator is in registers, written to its staging buffer at commit
+        self._writeout = 0
         if design.targets and accumulator_in_registers(design.targets[0]):
             self.program = acquire_accumulator_at_commit(self.program)
+            self._writeout = _staging_bytes(design)
         self.counts = self.program.slot_counts()
         self.states: list[Mbarrier] = [mbarrier.init(c) for c in self.counts]
         self.snapshots: list[Snapshot] = []
@@ -221,6 +230,8 @@ class Simulator:
     def _work(self, run: StepRun, t: float) -> float:
         c, d = self.cost, self.design
         op = run.step.op
+        if op == "commit" and self._writeout and run.kind is OpKind.UMMA and run.side == "producer":
+            return t + c.smem_work(self._writeout, run.threads)  # the registers -> the staging buffer
         if not run.step.is_work:
             return t + (c.barrier_ns if not run.acts else 0.0)
         if run.is_copy:
@@ -268,6 +279,14 @@ class Simulator:
                 ("stuck", tuple(f"{n}: {r.step} ({', '.join(map(str, r.acts))})" for n, r in stuck)),
                 ("cost", self.cost.describe())]
         return Timeline.from_events(self.design.name, self.events, lanes, "simulated", meta)
+
+
+def _staging_bytes(design: Design) -> int:
+    """Bytes an MMA task writes from its registers to the accumulator's staging buffer per tile
+    (``workload.staging_bytes``; 0 for a design with no MMA)."""
+    from .buildable.steps import is_mma_design
+    from .workload import workload
+    return workload(design).staging_bytes if is_mma_design(design) else 0
 
 
 def acquire_accumulator_at_commit(program: Program) -> Program:

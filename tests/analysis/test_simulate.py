@@ -236,6 +236,22 @@ def test_an_sm90_mma_takes_its_staging_buffer_at_commit_and_runs_the_next_mainlo
     assert t90.end < t100.end
 
 
+def test_an_sm90_commit_takes_the_time_to_write_the_registers_to_the_staging_buffer():
+    from pgstudio.analysis.workload import workload
+    d90 = examples.merge_gemm(num_stages=3)
+    staging = workload(d90).staging_bytes
+    assert staging == 128 * 256 * 2  # the fp32 accumulator as 16-bit outputs
+
+    def commits(d):
+        tl = simulate(d, iterations=2, inner=2)
+        return [e.duration for e in tl.lane("mma") if e.op == "commit" and e.target == "tmem_c"]
+    c90, c100 = commits(d90), commits(d90.with_targets("sm_100a"))
+    want = H200.smem_work(staging, d90.task("mma").num_threads)
+    assert len(c90) == len(c100) == 2
+    assert all(c >= want for c in c90) and want > 200  # 64 KiB at the SM's shared-memory rate
+    assert all(c < want / 5 for c in c100)  # tensor memory: nothing to write out, barrier steps only
+
+
 def test_acquire_at_commit_moves_the_wait_and_keeps_every_step():
     from pgstudio.analysis.program import unroll
     from pgstudio.analysis.simulate import acquire_accumulator_at_commit
