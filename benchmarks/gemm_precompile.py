@@ -5,7 +5,8 @@
 
 The configurations: the tile choices of ``gemm.py --suite`` (``gemm_suite.candidates`` for every
 suite shape and dtype), the layouts of ``fusion.py`` (every K and dtype) and the lifted variants
-of the GPU tests (``tests/codegen/gemm_designs.py``: BK=32, BM=64, tf32, fp32 output, split-K).
+of the GPU tests (``tests/codegen/gemm_designs.py``: BK=32, BM=64, tf32, fp32 output, split-K)
+and the A/B configurations of ``gemm_ab.py``.
 Each is validated and emitted for sm_90a and compiled by NVRTC once per distinct source into the
 on-disk cache (``$PGSTUDIO_CACHE`` or ``~/.cache/pgstudio/kernels``), so the runs that follow
 load cubins instead of compiling one at a time.  ``tests/codegen/test_gemm_configs_compile.py``
@@ -41,6 +42,8 @@ def configurations() -> list[tuple[str, object]]:
     for name, make in sorted(LIFTED.items()):
         out += [(f"lifted {name} {dt}", make(dtype=dt)) for dt in ("float16", "bfloat16")]
     out += [(f"lifted {name}", make()) for name, make in sorted(LIFTED_TF32.items())]
+    import gemm_ab
+    out += [(f"ab {c[0]} {c[1]} {'x'.join(map(str, c[2:5]))} {c[6]}", gemm_ab.design(*c[1:])) for c in gemm_ab.CONFIGS]
     return out
 
 
