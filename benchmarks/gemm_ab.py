@@ -131,6 +131,17 @@ def emit_variants(base: str, variants: list[str], work: Path) -> dict[str, Path]
     return out
 
 
+def require_gpu(tool: str) -> str:
+    """'' where a GPU is visible to this process, else the one line that says why ``tool`` cannot run."""
+    from pgstudio.errors import PgStudioError
+    from pgstudio.runtime.executor import check_gpu
+    try:
+        check_gpu("inline")
+    except PgStudioError as exc:
+        return f"{tool}: {exc}"
+    return ""
+
+
 def _launch(launcher, data):
     """A no-argument launch of one variant's kernel, its arguments packed once (not per timed call)."""
     args = launcher.args(data)
@@ -201,6 +212,10 @@ def main(argv=None) -> int:
     ap.add_argument("--work", default=os.path.join(tempfile.gettempdir(), "pgstudio_gemm_ab"))
     ap.add_argument("--emit-only", action="store_true", help="emit and compile, run nothing (no GPU needed)")
     args = ap.parse_args(argv)
+    why = "" if args.emit_only else require_gpu("gemm_ab.py")
+    if why:
+        print(why + " (--emit-only emits and compiles without one)", file=sys.stderr)
+        return 2
     paths = emit_variants(args.base, args.variant, Path(args.work).resolve())
     if args.emit_only:
         print(f"emitted and compiled into {os.environ.get('PGSTUDIO_CACHE', 'the kernel cache')}")
