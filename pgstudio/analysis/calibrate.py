@@ -11,6 +11,10 @@ are the same type, so they are compared by the same statistics (``timeline_stats
                    bulk-copy issue or thread copies; ``store``; ``read``) and barrier
                    steps that did not block (acquire, wait, commit, release), where the
                    measured build stamps that step
+``copy/<t>.tma``   median time of a bulk copy of task ``t`` in the steady state, from its
+                   issue to its landing -- the load latency under load, which decides how
+                   many stages a pipeline needs (measured: to the wait that saw it land, an
+                   upper bound where the consumer is busy, so it weighs half)
 =================  ==================================================================
 
 Not every statistic means the same on both sides, so ``WEIGHTS`` says how much each counts: a
@@ -55,7 +59,7 @@ from .timeline import BLOCKED, SYNC, WORK, Timeline
 #: Constants ``fit`` adjusts (the others keep their datasheet values).
 FITTED = ("dram_bytes_per_ns", "bulk_latency_ns", "issue_ns", "barrier_ns", "thread_bytes_per_ns")
 #: Weight of each statistic in the fit's objective (by the part before "/"); others weigh SYNC_WEIGHT.
-WEIGHTS = {"period": 4.0, "fill": 0.25, "load": 1.0, "mma": 1.0, "store": 0.0, "read": 0.0}
+WEIGHTS = {"period": 4.0, "fill": 0.25, "load": 1.0, "mma": 1.0, "copy": 0.5, "store": 0.0, "read": 0.0}
 SYNC_WEIGHT = 0.25
 #: Iterations simulated per design when comparing and fitting.
 SIM_ITERATIONS = 24
@@ -98,7 +102,10 @@ def timeline_stats(tl: Timeline, skip: float = 0.25) -> dict[str, float]:
         out["fill"] = min(first) - min((e.start for e in tl.events), default=0.0)
     steady = int(tl.iterations * skip)
     for lane in tl.lanes:
-        if _is_copy_lane(lane):
+        if _is_copy_lane(lane):  # a copy's issue to its landing: the load latency under load
+            copies = [e.duration for e in tl.lane(lane) if e.kind == WORK and e.iteration >= steady]
+            if copies:
+                out[f"copy/{lane}"] = median(copies)
             continue
         ops: dict[str, list[float]] = {}
         blocked = {(e.iteration, e.target) for e in tl.lane(lane) if e.kind == BLOCKED}

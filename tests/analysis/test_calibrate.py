@@ -34,7 +34,20 @@ def test_stats_of_a_timeline(runs):
     assert stats["load/load_a"] == pytest.approx(TRUTH.issue_ns)  # issuing a bulk copy
     assert stats["release/store"] == pytest.approx(TRUTH.barrier_ns)
     assert stats["fill"] > TRUTH.bulk_latency_ns  # the first data needs at least one copy latency
-    assert not any(k.endswith(".tma") for k in stats)
+    # a copy lane's statistic is the load latency under load: its queue, transfer and latency
+    tile = 2048 * 4  # merge_copy's fp32 tile
+    assert set(k for k in stats if k.endswith(".tma")) == {"copy/load_a.tma", "copy/load_b.tma"}
+    assert stats["copy/load_a.tma"] >= TRUTH.bulk_latency_ns + tile / TRUTH.dram_bytes_per_ns - 1e-6
+    assert stats["copy/load_a.tma"] < 3 * (TRUTH.bulk_latency_ns + tile / TRUTH.dram_bytes_per_ns)
+
+
+def test_a_longer_copy_latency_shows_in_the_copy_statistic_and_the_fit_follows_it():
+    d = examples.merge_copy()
+    slow = TRUTH.replace(bulk_latency_ns=2 * TRUTH.bulk_latency_ns)
+    base, late = timeline_stats(measured(d)), timeline_stats(measured(d, slow))
+    assert late["copy/load_a.tma"] - base["copy/load_a.tma"] == pytest.approx(TRUTH.bulk_latency_ns, rel=0.1)
+    got = fit_stats([(d, late)], TRUTH, params=["bulk_latency_ns"]).cost.bulk_latency_ns
+    assert got == pytest.approx(slow.bulk_latency_ns, rel=0.05)
 
 
 def test_mismatch_is_zero_only_for_matching_statistics(runs):
