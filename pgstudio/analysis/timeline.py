@@ -13,11 +13,18 @@ from dataclasses import dataclass, field
 from statistics import median
 from typing import Iterable
 
-__all__ = ["WORK", "SYNC", "BLOCKED", "ARRIVE", "PHASE_FLIP", "KINDS", "Event", "Timeline"]
+__all__ = ["WORK", "SYNC", "BLOCKED", "ARRIVE", "PHASE_FLIP", "KINDS", "Event", "Timeline", "role_of"]
 
 #: Event kinds.
 WORK, SYNC, BLOCKED, ARRIVE, PHASE_FLIP = "work", "sync", "blocked", "arrive", "phase_flip"
 KINDS = (WORK, SYNC, BLOCKED, ARRIVE, PHASE_FLIP)
+
+
+def role_of(barrier: str) -> str:
+    """"full" or "empty" from a barrier set name or label ("ab.shared_empty" -> "empty"): what a
+    task blocked on it waits for -- data (full) or a free stage (empty)."""
+    label = barrier.rsplit(".", 1)[-1]
+    return "empty" if "empty" in label else "full"
 
 
 @dataclass(frozen=True)
@@ -133,6 +140,33 @@ class Timeline:
         blocked = sum(e.duration for e in self.blocked())
         return (f"timeline of {self.design!r} ({self.source}): {len(self.lanes)} lanes, {self.iterations} iterations, "
                 f"{self.end:.0f} ns, period {self.period():.1f} ns, {blocked:.0f} ns blocked in all")
+
+    def waiting(self) -> str:
+        """Where the time goes, a line per lane: the share of each task's span it spent blocked
+        on data (full barriers) and on free stages (empty barriers), and each copy lane's median
+        issue-to-landing time -- what to look at first when a pipeline is slower than its
+        compute: a consumer blocked on full with copies slower than a k step wants more bytes in
+        flight; a producer blocked on empty wants its consumer faster."""
+        rows = []
+        for lane in self.lanes:
+            events = self.lane(lane)
+            if not events:
+                continue
+            if lane.endswith(".tma"):
+                copies = [e.duration for e in events if e.kind == WORK]
+                if copies:
+                    rows.append(f"  {lane}: {len(copies)} copies land {median(copies):.0f} ns after issue (median)")
+                continue
+            span = max(e.end for e in events) - min(e.start for e in events)
+            if span <= 0:
+                continue
+            on = {"full": 0.0, "empty": 0.0}
+            for e in events:
+                if e.kind == BLOCKED:
+                    on[role_of(e.barrier)] += e.duration
+            rows.append(f"  {lane}: blocked on full {100 * on['full'] / span:.0f} %, "
+                        f"on empty {100 * on['empty'] / span:.0f} % of {span:.0f} ns")
+        return "\n".join(rows)
 
     def table(self, limit: int = 60) -> str:
         rows = [f"{'task':<12} {'op':<11} {'target':<14} {'barrier':<18} {'st':>2} {'ph':>2} {'it':>3} {'start':>9} {'end':>9}"]

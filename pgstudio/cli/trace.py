@@ -53,6 +53,7 @@ def run(args: argparse.Namespace) -> int:
         timelines = [simulate(design, args.iterations)]
         doc = chrome_trace(timelines)
         print(timelines[0].summary())
+        print(timelines[0].waiting())
     else:
         try:
             require_gpu()
@@ -70,6 +71,7 @@ def run(args: argparse.Namespace) -> int:
         print(tr.summary())
         for tl in timelines:
             print(tl.summary())
+            print(tl.waiting())
     write_output(args.out, json.dumps(doc), keep=args.design)
     print(f"wrote {args.out} ({len(doc['traceEvents'])} trace events; open it in ui.perfetto.dev or chrome://tracing)")
     if args.png:

@@ -11,6 +11,8 @@ Nothing here imports graphviz or matplotlib: the values are plain strings.
 
 from __future__ import annotations
 
+from ..analysis.timeline import role_of  # noqa: F401 - the rule lives with the timeline; drawn here
+
 __all__ = [
     "MEMORY",
     "MEMORY_WHAT",
@@ -76,12 +78,6 @@ def stage_colour(stage: int) -> str:
 def memory_colours(memory: str) -> tuple[str, str]:
     """(fill, border) for a memory kind name; grey for an unknown one."""
     return MEMORY.get(str(memory), ("#FFFFFF", MUTED))
-
-
-def role_of(barrier: str) -> str:
-    """"full" or "empty" from a barrier set name or label ("ab.shared_empty" -> "empty")."""
-    label = barrier.rsplit(".", 1)[-1]
-    return "empty" if "empty" in label else "full"
 
 
 def role_colour(barrier_or_role: str) -> str:
