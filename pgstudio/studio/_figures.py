@@ -140,7 +140,12 @@ class TimelinePane(_FigurePane):
         from ..render.interactive import compare_spec, timeline_spec
 
         measured = f"; {escape(self.measured.summary())}" if self.measured is not None else ""
+        waits = f"simulated\n{self.timeline.waiting()}"
+        if self.measured is not None:
+            waits += f"\nmeasured\n{self.measured.waiting()}"
         self.head.value = (f"<div class='pg-counts'>{escape(self.timeline.summary())}{measured}</div>"
+                           "<details class='pg-waiting'><summary class='pg-note'>where the time goes: blocked on data "
+                           f"(full) or on a free stage (empty), copy latency</summary><pre>{escape(waits)}</pre></details>"
                            "<div class='pg-note'>drag to zoom, shift-drag to pan, double-click to reset; hover for "
                            "the details; click a step to see it in the schedule, the graph and the CUDA source</div>")
         if self.measured is None:

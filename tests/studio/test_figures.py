@@ -80,6 +80,7 @@ def test_every_pane_after_an_edit_shows_the_new_design(tmp_path):
     assert sum(len(t.x) for t in widget.data) == sum(len(t["x"]) for t in spec["data"])
     assert not widget.layout.title.text  # the pane's heading says what it is; the figure does not repeat it
     assert escape(fresh.timeline.summary()) in s.timeline.head.value
+    assert escape(fresh.timeline.waiting()) in s.timeline.head.value  # where the time goes, folded
 
 
 def test_an_empty_design_says_why_its_pictures_are_empty(tmp_path):
@@ -161,7 +162,8 @@ def test_a_measured_timeline_is_drawn_below_the_simulated_one_until_the_design_c
     assert "measured" in pane.measure_note.value and "verified" in pane.measure_note.value
     axes = {t.yaxis for t in pane.figure.data}
     assert axes == {"y", "y2"}  # simulated above, measured below, one time axis
-    assert "measured" in pane.head.value
+    from html import escape
+    assert "measured" in pane.head.value and escape(measured.waiting()) in pane.head.value
     # a click on a measured mark names the measured event
     i = next(k for k, e in enumerate(measured.events) if e.task == "store" and e.op == "blocked")
     pane.select(sim_events + i)
