@@ -111,4 +111,16 @@ def calibrated_cost(design, machine=None) -> CostModel:
                      mma_release_lag=wgmma_in_flight(w.stages) if w.kind == GEMM else 1)
 
 
-__all__ = ["CostModel", "H200", "H200_SMS", "calibrated_cost"]
+def design_cost(design) -> tuple[CostModel, str]:
+    """(the step costs to simulate ``design`` with, what they are): the calibrated model
+    (``calibrated_cost``: the fitted device constants and this design's share of the device) where
+    the kernel-time model can read the design's problem, so the timeline a user edits against
+    says what the GPU does; else the datasheet ``H200`` model (a design with no problem size)."""
+    from .fitted import default_machine
+    try:
+        return calibrated_cost(design), f"calibrated model: {default_machine().label()}"
+    except (ArithmeticError, KeyError, ValueError):
+        return H200, "datasheet H200 model (the design's problem gives the calibrated model nothing to size)"
+
+
+__all__ = ["CostModel", "H200", "H200_SMS", "calibrated_cost", "design_cost"]

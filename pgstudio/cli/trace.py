@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from ..analysis.cost import design_cost
 from ..analysis.simulate import simulate
 from ..codegen.instrument import Instrument
 from ..errors import GpuUnavailable, PgStudioError
@@ -50,9 +51,11 @@ def run(args: argparse.Namespace) -> int:
         if path:
             output_file(path)
     if args.simulate:
-        timelines = [simulate(design, args.iterations)]
+        cost, what = design_cost(design)
+        timelines = [simulate(design, args.iterations, cost=cost)]
         doc = chrome_trace(timelines)
         print(timelines[0].summary())
+        print(f"  simulated with the {what}")
         print(timelines[0].waiting())
     else:
         try:

@@ -112,6 +112,7 @@ class TimelinePane(_FigurePane):
                                      layout=W.Layout(align_items="center", flex_flow="row wrap")), self.details])
         self.widget.add_class("pg-pane-timeline")
         self.timeline: Any = None
+        self.cost_label = ""  # what the simulated timeline's step costs are (``Snapshot.cost``)
         self.measured: Any = None  # the measured Timeline of ``measured_of`` (a design's JSON), or None
         self.measured_of: str | None = None
 
@@ -124,6 +125,7 @@ class TimelinePane(_FigurePane):
                                        "the design: measure again to see this one</span>")
         try:
             self.timeline = snapshot.timeline
+            self.cost_label = snapshot.cost[1]
             if not self.timeline.events:
                 raise Unavailable("nothing to simulate yet: the timeline shows the steps of the design's tasks")
         except Exception as exc:
@@ -144,6 +146,7 @@ class TimelinePane(_FigurePane):
         if self.measured is not None:
             waits += f"\nmeasured\n{self.measured.waiting()}"
         self.head.value = (f"<div class='pg-counts'>{escape(self.timeline.summary())}{measured}</div>"
+                           f"<div class='pg-note'>simulated with the {escape(self.cost_label)}</div>"
                            "<details class='pg-waiting'><summary class='pg-note'>where the time goes: blocked on data "
                            f"(full) or on a free stage (empty), copy latency</summary><pre>{escape(waits)}</pre></details>"
                            "<div class='pg-note'>drag to zoom, shift-drag to pan, double-click to reset; hover for "

@@ -18,6 +18,7 @@ from typing import Any, Callable
 
 from ..analysis.check import check
 from ..analysis.converge import offered
+from ..analysis.cost import design_cost
 from ..analysis.layout import barrier_layout, smem_layout
 from ..analysis.predict import prediction
 from ..analysis.simulate import simulate
@@ -233,15 +234,22 @@ class Snapshot:
         return guarded(build)
 
     @cached_property
+    def cost(self) -> tuple[Any, str]:
+        """(the step costs the timeline is simulated with, what they are): ``cost.design_cost``."""
+        return design_cost(self.design)
+
+    @cached_property
     def timeline(self) -> Any:
-        """The simulated timeline (``Unavailable`` for a design with errors)."""
+        """The simulated timeline (``Unavailable`` for a design with errors), with the calibrated
+        step costs of the design where it has a problem to size them (``cost``)."""
         self._needs_valid("the simulated timeline")
-        return simulate(self.design, iterations=max(self.iterations, 4), inner=INNER)
+        return simulate(self.design, iterations=max(self.iterations, 4), inner=INNER, cost=self.cost[0])
 
     def timeline_html(self) -> str:
         def build() -> str:
             tl = self.timeline
-            head = f"<div class='pg-counts'>{escape(tl.summary())}</div>"
+            head = (f"<div class='pg-counts'>{escape(tl.summary())}</div>"
+                    f"<div class='pg-note'>simulated with the {escape(self.cost[1])}</div>")
             try:
                 return head + svg_block(timeline_svg(tl), alt="timeline")
             except ImportError as exc:
