@@ -13,6 +13,7 @@ from pathlib import Path
 
 from .. import examples
 from ..analysis.check import check
+from ..analysis.cost import design_cost
 from ..analysis.layout import barrier_layout, smem_layout
 from ..analysis.simulate import simulate
 from ..analysis.validate import validate
@@ -52,8 +53,9 @@ def analyse(name: str, design: Design, out: Path) -> bool:
     print(f"grouped {layout.num_barriers} barriers vs ungrouped {twin_layout.num_barriers} ({saved} saved)")
     write_output(out / f"{name}.json", design.to_json())
     print(f"checker: {check(design, 8).summary()}")
-    tl = simulate(design, iterations=8, inner=4)
-    print(f"simulated (8 iterations, inner loops 4, H200 cost model): {tl.end:.0f} ns, period {tl.period():.0f} ns")
+    cost, what = design_cost(design)
+    tl = simulate(design, iterations=8, inner=4, cost=cost)
+    print(f"simulated (8 iterations, inner loops 4, {what}): {tl.end:.0f} ns, period {tl.period():.0f} ns")
     return report.ok
 
 

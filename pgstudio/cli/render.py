@@ -12,6 +12,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from ..analysis.cost import design_cost
 from ..analysis.simulate import simulate
 from ..errors import PgStudioError
 from ..render import barrier_figure, comparison_figure, dependency_graph, timeline_figure, to_png, to_svg
@@ -27,7 +28,7 @@ def simulated(design: Any, iterations: int, inner: int = 4) -> tuple[Any, str]:
     """(Timeline, "") from the simulator, or (None, why not).  ``inner`` caps inner loops (a GEMM's
     k tiles) so the picture shows a few output tiles rather than one long mainloop."""
     try:
-        return simulate(design, iterations=iterations, inner=inner), ""
+        return simulate(design, iterations=iterations, inner=inner, cost=design_cost(design)[0]), ""
     except (PgStudioError, ValueError) as exc:  # an invalid design cannot be run: say why
         return None, f"timeline skipped: the design cannot be simulated: {exc}"
 
