@@ -54,7 +54,7 @@ from ..model.design import Design
 from .cost import H200, CostModel
 from .kernel_fit import KernelFit, Recording, calibrate, fit_machine, read_recording
 from .simulate import simulate
-from .timeline import BLOCKED, SYNC, WORK, Timeline
+from .timeline import BLOCKED, SYNC, WORK, Timeline, is_copy_lane
 
 #: Constants ``fit`` adjusts (the others keep their datasheet values).
 FITTED = ("dram_bytes_per_ns", "bulk_latency_ns", "issue_ns", "barrier_ns", "thread_bytes_per_ns")
@@ -87,10 +87,6 @@ H200_FITTED_VALUES: dict[str, float] = {"dram_bytes_per_ns": 44.14, "bulk_latenc
 H200_FITTED = H200.replace(**H200_FITTED_VALUES)
 
 
-def _is_copy_lane(name: str) -> bool:
-    return name.endswith(".tma")
-
-
 def timeline_stats(tl: Timeline, skip: float = 0.25) -> dict[str, float]:
     """The statistics of the module docstring (iterations in the first ``skip`` fraction are fill)."""
     out: dict[str, float] = {}
@@ -102,10 +98,10 @@ def timeline_stats(tl: Timeline, skip: float = 0.25) -> dict[str, float]:
         out["fill"] = min(first) - min((e.start for e in tl.events), default=0.0)
     steady = int(tl.iterations * skip)
     for lane in tl.lanes:
-        if _is_copy_lane(lane):  # a copy's issue to its landing: the load latency under load
-            copies = [e.duration for e in tl.lane(lane) if e.kind == WORK and e.iteration >= steady]
-            if copies:
-                out[f"copy/{lane}"] = median(copies)
+        if is_copy_lane(lane):  # a copy's issue to its landing: the load latency under load
+            latency = tl.copy_latency(lane, steady)
+            if latency is not None:
+                out[f"copy/{lane}"] = latency
             continue
         ops: dict[str, list[float]] = {}
         blocked = {(e.iteration, e.target) for e in tl.lane(lane) if e.kind == BLOCKED}

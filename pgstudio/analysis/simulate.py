@@ -41,17 +41,16 @@ from dataclasses import dataclass, replace
 from typing import Mapping
 
 from ..model.design import Design
-from .buildable.gemm_limits import accumulator_in_registers
 from ..model.kinds import OpKind
 from ..model.resource import Memory
 from . import mbarrier
+from .buildable.gemm_limits import accumulator_in_registers
 from .cost import H200, CostModel
 from .guard import on_errors
 from .mbarrier import Mbarrier
 from .program import Act, Program, StepRun, unroll
-from .timeline import ARRIVE, BLOCKED, PHASE_FLIP, SYNC, WORK, Event, Timeline
+from .timeline import ARRIVE, BLOCKED, COPY_LANE, PHASE_FLIP, SYNC, WORK, Event, Timeline
 
-COPY_LANE = "{task}.tma"
 
 
 @dataclass(frozen=True)

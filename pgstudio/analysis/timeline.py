@@ -13,11 +13,21 @@ from dataclasses import dataclass, field
 from statistics import median
 from typing import Iterable
 
-__all__ = ["WORK", "SYNC", "BLOCKED", "ARRIVE", "PHASE_FLIP", "KINDS", "Event", "Timeline", "role_of"]
+__all__ = ["WORK", "SYNC", "BLOCKED", "ARRIVE", "PHASE_FLIP", "KINDS", "COPY_LANE", "Event", "Timeline", "is_copy_lane",
+           "role_of"]
 
 #: Event kinds.
 WORK, SYNC, BLOCKED, ARRIVE, PHASE_FLIP = "work", "sync", "blocked", "arrive", "phase_flip"
 KINDS = (WORK, SYNC, BLOCKED, ARRIVE, PHASE_FLIP)
+
+
+#: The lane of a task's bulk copies, each from its issue to its landing (simulated and measured).
+COPY_LANE = "{task}.tma"
+
+
+def is_copy_lane(lane: str) -> bool:
+    """Whether ``lane`` is a task's copy lane (``COPY_LANE``) rather than the task's own."""
+    return lane.endswith(COPY_LANE.format(task=""))
 
 
 def role_of(barrier: str) -> str:
@@ -141,6 +151,13 @@ class Timeline:
         return (f"timeline of {self.design!r} ({self.source}): {len(self.lanes)} lanes, {self.iterations} iterations, "
                 f"{self.end:.0f} ns, period {self.period():.1f} ns, {blocked:.0f} ns blocked in all")
 
+    def copy_latency(self, lane: str, first_iteration: int = 0) -> float | None:
+        """Median time of the copies of copy lane ``lane`` from their issue to their landing (a
+        measured landing is stamped at the wait that saw it), from ``first_iteration`` on; None
+        without any."""
+        copies = [e.duration for e in self.lane(lane) if e.kind == WORK and e.iteration >= first_iteration]
+        return median(copies) if copies else None
+
     def waiting(self) -> str:
         """Where the time goes, a line per lane: the share of each task's span it spent blocked
         on data (full barriers) and on free stages (empty barriers), and each copy lane's median
@@ -152,10 +169,11 @@ class Timeline:
             events = self.lane(lane)
             if not events:
                 continue
-            if lane.endswith(".tma"):
-                copies = [e.duration for e in events if e.kind == WORK]
-                if copies:
-                    rows.append(f"  {lane}: {len(copies)} copies land {median(copies):.0f} ns after issue (median)")
+            if is_copy_lane(lane):
+                latency = self.copy_latency(lane)
+                if latency is not None:
+                    n = sum(1 for e in events if e.kind == WORK)
+                    rows.append(f"  {lane}: {n} copies land {latency:.0f} ns after issue (median)")
                 continue
             span = max(e.end for e in events) - min(e.start for e in events)
             if span <= 0:

@@ -347,7 +347,7 @@ def landed_copies(events: Sequence[Event]) -> tuple[list[Event], int]:
     the earliest wait began, and its event ends there (an upper bound; their number is returned
     beside the events and kept in the timeline's meta as ``copies_landed_by``).  The lane is the
     simulator's (``<task>.tma``), so the two timelines have the same lanes."""
-    from ..analysis.simulate import COPY_LANE
+    from ..analysis.timeline import COPY_LANE
     issues: dict[int, list[Event]] = {}  # slot -> its copies' issues, in time order
     for e in sorted(events, key=lambda e: e.start):
         if e.op == "load" and e.kind == WORK and e.slot >= 0 and e.barrier:
@@ -373,7 +373,7 @@ def landed_copies(events: Sequence[Event]) -> tuple[list[Event], int]:
 
 def with_copy_lanes(tasks: Sequence[tuple[str, int, int]], copies: Sequence[Event]) -> tuple:
     """``tasks`` with each copying task's ``<task>.tma`` lane after it (the simulator's order)."""
-    from ..analysis.simulate import COPY_LANE
+    from ..analysis.timeline import COPY_LANE
     copying = {e.task for e in copies}
     out = []
     for name, warp, n in tasks:

@@ -64,7 +64,8 @@ def emit_gemm(design: Design, *, arch: str = "sm_90a", b_major: str | None = Non
     stamps = GemmStamps(p, plans, instrument) if instrument is not None else None
     c = Code()
     sm90 = arch == "sm_90a"
-    mapping = (sm90_steps.MAP_SM90 if sm90 else sm100.MAP_SM100).format(stage=p.staging.dtype, wgs=p.umma_arrivals)
+    mapping = (sm90_steps.MAP_SM90 if sm90 else sm100.MAP_SM100).format(stage=p.staging.dtype, wgs=p.umma_arrivals,
+                                                                            lag=p.mma_lag)
     c(DOC.format(name=design.name, arch=arch, nbar=p.layout.num_barriers, mapping=mapping).rstrip("\n"))
     c(prelude())
     if sm90:

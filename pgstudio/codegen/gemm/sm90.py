@@ -3,8 +3,9 @@
 How the umma kind runs on sm_90a (see ``wgmma.py``): the accumulator lives in the registers of
 the MMA warpgroup(s); an umma consumer release (the table's commit-arrive, ``after_mma``) is one
 elected arrive per MMA warpgroup after its ``wgmma.wait_group`` retired the stage's MMAs
-(deferred by one k step, so one wgmma group stays in flight; the kernel's init count of the
-empty barrier counts each warpgroup, ``GemmPlan.init_count``); an umma producer acquire waits for the staging buffer just
+(deferred by ``GemmPlan.mma_lag`` k steps, the wgmma groups kept in flight; the kernel's init
+count of the empty barrier counts each warpgroup, ``GemmPlan.init_count``); an umma producer
+acquire waits for the staging buffer just
 before the registers are written to it (the registers are the accumulator until then), and its
 commit is one elected arrive after every MMA thread has written its fragment to the staging
 buffer.
@@ -20,7 +21,7 @@ from .swizzle import unit_addr
 #: How the kernel's header comment describes the umma mapping on sm_90a.
 MAP_SM90 = """umma on sm_90a: wgmma from 128B-swizzled smem, fp32
 // accumulators in the MMA warpgroups' registers; consumer release = one elected arrive per MMA
-// warpgroup after its wgmma.wait_group retired the stage (one k step later; the stage's empty
+// warpgroup after its wgmma.wait_group retired the stage ({lag} k step(s) later; the stage's empty
 // barrier counts {wgs} arrivals per release); producer commit = one elected arrive
 // after the registers were staged to shared memory ({stage} staging, the emulated tensor memory)."""
 
