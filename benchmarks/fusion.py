@@ -44,15 +44,18 @@ DTYPES = ("float16", "bfloat16")
 #: Speed-up over the best peer to reach: (design, K) -> target; a design's default for other K.
 TARGETS = {("merge_gemm_resadd", 1024): 1.25}
 DEFAULT_TARGET = {"merge_gemm_resadd": 1.0, "fork_gemm_act": 1.0}
-#: Tile choices searched: the canonical layout (BN=128, a warpgroup drains) and the compact one (BN=256).
+#: Tile choices searched: the canonical layout (BN=128, a warpgroup drains), the compact one (BN=256) and,
+#: for the fork, its stream-K twin (measured ahead at K = 8192).
 CANDIDATES = {
     "merge_gemm_resadd": (GemmTiles(128, 128, 64, 4), GemmTiles(128, 256, 64, 2), GemmTiles(128, 256, 32, 4)),
-    "fork_gemm_act": (GemmTiles(128, 128, 64, 3), GemmTiles(128, 256, 64, 3), GemmTiles(128, 256, 32, 6)),
+    "fork_gemm_act": (GemmTiles(128, 128, 64, 3), GemmTiles(128, 256, 64, 3), GemmTiles(128, 256, 32, 6),
+                      GemmTiles(128, 256, 64, 3, stream_k=True)),
 }
 
 def builder(name: str, k: int, dtype: str):
     make = examples.CANONICAL[name]
-    return lambda t: make(M, N, k, num_stages=t.stages, bm=t.bm, bn=t.bn, bk=t.bk, dtype=dtype, compact=t.bn > 128)
+    return lambda t: make(M, N, k, num_stages=t.stages, bm=t.bm, bn=t.bn, bk=t.bk, dtype=dtype, compact=t.bn > 128,
+                          stream_k=t.stream_k)
 
 
 def designs(k: int, dtype: str):

@@ -65,6 +65,21 @@ CONFIGS: tuple[tuple[str, str, int, int, int, str, str], ...] = (
     ("fork", "fork_gemm_act", 8192, 8192, 8192, "float16", "128x256x64/s3/k1"),
     ("resadd", "merge_gemm_resadd", 8192, 8192, 1024, "float16", "128x128x64/s4/k1"),
     ("resadd", "merge_gemm_resadd", 8192, 8192, 8192, "float16", "128x256x32/s4/k1"),
+    # stream-K against its data-parallel twin (the shapes whose last wave is partly empty)
+    ("stream-k", "merge_gemm", 4096, 4096, 4096, "bfloat16", "128x256x64/s3/k1"),
+    ("stream-k", "merge_gemm", 4096, 4096, 4096, "bfloat16", "128x256x64/s3/k1/sk"),
+    ("stream-k", "merge_gemm", 8192, 8192, 8192, "bfloat16", "128x256x64/s3/k1"),
+    ("stream-k", "merge_gemm", 8192, 8192, 8192, "bfloat16", "128x256x64/s3/k1/sk"),
+    ("stream-k", "merge_gemm", 4096, 14336, 4096, "bfloat16", "128x256x64/s3/k1"),
+    ("stream-k", "merge_gemm", 4096, 14336, 4096, "bfloat16", "128x256x64/s3/k1/sk"),
+    ("stream-k", "merge_gemm", 128, 8192, 8192, "bfloat16", "128x256x64/s3/k4"),
+    ("stream-k", "merge_gemm", 128, 8192, 8192, "bfloat16", "128x256x64/s3/k1/sk"),
+    ("stream-k", "merge_gemm", 512, 8192, 8192, "bfloat16", "128x256x64/s3/k1"),
+    ("stream-k", "merge_gemm", 512, 8192, 8192, "bfloat16", "128x256x64/s3/k1/sk"),
+    ("stream-k", "merge_gemm", 2048, 2048, 2048, "bfloat16", "128x256x64/s3/k1/sk"),
+    ("stream-k", "merge_gemm_resadd", 8192, 8192, 8192, "float16", "128x256x32/s4/k1/sk"),
+    ("stream-k", "fork_gemm_act", 8192, 8192, 8192, "float16", "128x256x64/s3/k1/sk"),
+    ("stream-k", "fork_gemm_act", 8192, 8192, 1024, "float16", "128x256x64/s3/k1/sk"),
 )
 
 
@@ -73,11 +88,13 @@ def design(family: str, m: int, n: int, k: int, dtype: str, key: str):
     from pgstudio import examples
     from pgstudio.analysis.buildable.gemm_shapes import GemmTiles
     t = GemmTiles.from_key(key)
+    sk = {"stream_k": True} if getattr(t, "stream_k", False) else {}  # (an older revision builds the rest)
     if family in ("merge_gemm", "merge_gemm_k"):
         return examples.merge_gemm(m, n, k, num_stages=t.stages, bm=t.bm, bn=t.bn, bk=t.bk, dtype=dtype,
-                                   split_k=t.split_k, cluster=t.cluster, b_major="k" if family.endswith("_k") else None)
+                                   split_k=t.split_k, cluster=t.cluster, b_major="k" if family.endswith("_k") else None,
+                                   **sk)
     return examples.CANONICAL[family](m, n, k, num_stages=t.stages, bm=t.bm, bn=t.bn, bk=t.bk, dtype=dtype,
-                                      compact=t.bn > 128)
+                                      compact=t.bn > 128, **sk)
 
 
 def emit_all(out: str, setting: str = "") -> None:

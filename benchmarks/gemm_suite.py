@@ -50,7 +50,7 @@ PLAUSIBLE_TFLOPS = 2500.0
 def builder(m: int, n: int, k: int, dtype: str) -> Callable[[GemmTiles], Any]:
     """The merge_gemm design of an M x N x K problem at a tile choice."""
     return lambda t: examples.merge_gemm(m, n, k, num_stages=t.stages, bm=t.bm, bn=t.bn, bk=t.bk, dtype=dtype,
-                                         split_k=t.split_k, cluster=t.cluster)
+                                         split_k=t.split_k, cluster=t.cluster, stream_k=t.stream_k)
 
 
 def candidates(m: int, n: int, k: int, dtype: str, sms: int = 132) -> list[tuple[GemmTiles, Any]]:

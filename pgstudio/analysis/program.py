@@ -37,6 +37,7 @@ from ..model.schedule import Step
 from ..model.targets import DTYPE_BYTES
 from .barrier_layout import BarrierLayout, barrier_layout
 from .budget import NEVER, Deadline
+from .buildable.gemm_limits import column_slices
 from .cluster import require_modelled
 from .loops import executed_steps, loop_counts, shrink, trip_count
 from .resolve import ResolvedLoop, ResolvedStep, TaskPlan, resolve
@@ -226,7 +227,8 @@ class _Unroller:
             self.values[step.target] = (stage, rnd)
             if rs.kind is OpKind.ASYNC:  # threads read the stage here; an MMA reads it in its own step
                 kw["reads"] = ((step.target, stage, rnd),)
-            kw["work_bytes"] = f["tile"] if rs.kind is OpKind.ASYNC else 0
+            # threads read the stage; a store sliced by N-tile column reads its slice only
+            kw["work_bytes"] = f["tile"] // self._column_slices([step.target]) if rs.kind is OpKind.ASYNC else 0
         elif step.is_work:
             kw.update(f["work"])
             if f["dma"]:
@@ -291,10 +293,22 @@ class _Unroller:
         if rs.kind is OpKind.TMA and step.op == "load":
             kw["copy_bytes"] = self._tile(step.target)
         kw["work_bytes"] = max([self._tile(a) for a in args] + [self._tile(step.target) if pipelined else 0] + [0])
+        if step.op == "store" and not pipelined:
+            kw["work_bytes"] //= self._column_slices(args)
         if step.op == "mma":
             kw["flops"] = self._flops(step.target, args)
         operands = tuple(a for a in args if a in t.src_resources and res[a].pipeline_config is not None) if dma else ()
         return {"work": kw, "dma": dma, "operands": operands}
+
+    def _column_slices(self, args: list[str]) -> int:
+        """A GEMM store of k tiles (inputs of BM x BK, an output without N) is cut into N-tile
+        column slices (``gemm_limits.column_slices``): each block reads and stores its slice only.  Where
+        BK = BN a tile's shape does not say its space, and the whole tile is counted."""
+        p = self.problem
+        shapes = {tuple(self.res[a].tile) for a in args if self.res[a].tile}
+        if p.get("BK") == p.get("BN") or shapes != {(p.get("BM"), p.get("BK"))}:
+            return 1
+        return column_slices("MK", p)
 
     def _flops(self, target: str, args: list[str]) -> int:
         res = self.res

@@ -64,6 +64,7 @@ class Workload:
     bn: int = 0
     bk: int = 0
     split_k: int = 1
+    stream_k: bool = False  # STREAM_K: the last partial wave's tiles shared among all blocks by k tiles
     cluster_m: int = 1
     cluster_n: int = 1
     shared_bytes: int = 0  # per k tile: bytes of the operand a cluster shares (multicast)
@@ -183,7 +184,8 @@ def workload(design: Design, *, num_elements: int | None = None, blocks_per_sm: 
     staging = sum(acc_bytes) * DTYPE_BYTES.get(dtype, 2) // 4  # the fp32 accumulator in the output type
     tile_loads = sum(w.copy_bytes for w in first.values() if w.copies)
     return Workload(**common, m=int(p["M"]), n=int(p["N"]), k=int(p["K"]), bm=int(p["BM"]), bn=int(p["BN"]),
-                    bk=int(p["BK"]), split_k=int(p.get("SPLIT_K", 1)), cluster_m=cm, cluster_n=cn, shared_bytes=shared,
+                    bk=int(p["BK"]), split_k=int(p.get("SPLIT_K", 1)),
+                    stream_k=bool(p.get("STREAM_K", 0)), cluster_m=cm, cluster_n=cn, shared_bytes=shared,
                     tile_load_bytes=tile_loads, tile_store_bytes=sum(w.store_bytes for w in first.values()),
                     staging_bytes=staging)
 

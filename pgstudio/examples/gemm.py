@@ -132,7 +132,7 @@ def _b_major(b_major: str | None, dtype: str) -> str:
 def merge_gemm(m: int = 4096, n: int = 4096, k: int = 4096, num_stages: int = 3, bm: int = 128, bn: int | None = None,
                bk: int = 64, dtype: str = "float16", mode: PipelineGroupMode = PipelineGroupMode.Merge,
                b_producer: str = "tma", *, b_major: str | None = None, split_k: int = 1,
-               cluster: tuple[int, int] = (1, 1)) -> Design:
+               cluster: tuple[int, int] = (1, 1), stream_k: bool = False) -> Design:
     """D = A @ B (a Merge of the two operand tiles): LoadA, LoadB -> MMA (releases the group once) -> epilogue.
 
     Warp layout (sized for the H200's tensor cores): warpgroup 0 holds load_a (warp 0), load_b
@@ -149,6 +149,8 @@ def merge_gemm(m: int = 4096, n: int = 4096, k: int = 4096, num_stages: int = 3,
     range into that many work units (problem key ``SPLIT_K``; for few output tiles, e.g. small M).
     ``cluster`` = (1, 2) pairs the blocks along N so each pair shares its A tile, half loaded by
     each block for both (TMA multicast; problem keys ``CLUSTER_M``, ``CLUSTER_N``); (2, 1) shares B.
+    ``stream_k`` shares the tiles past the last full wave among all blocks by k tiles (problem key
+    ``STREAM_K``): 3.9 waves of tiles take 3.9 rounds instead of 4.
     """
     if b_producer not in ("tma", "async"):
         raise DesignError(f"b_producer is {b_producer!r}, expected 'tma' or 'async'", code="examples.b_producer")
@@ -174,19 +176,20 @@ def merge_gemm(m: int = 4096, n: int = 4096, k: int = 4096, num_stages: int = 3,
     return Design(name, [gmem_a, gmem_b, smem_a, smem_b, tmem_c, gmem_d],
                   {smem_a: [gmem_a], smem_b: [gmem_b], tmem_c: [smem_a, smem_b], gmem_d: [tmem_c]}, [ab], tasks,
                   gemm_problem(m, n, k, bm, bn, bk, dtype, b_major=_b_major(b_major, dtype), split_k=split_k,
-                               cluster=cluster))
+                               cluster=cluster, stream_k=stream_k))
 
 
 def fused_merge_gemm(m: int = 4096, n: int = 4096, k: int = 4096, num_stages: int = 3, bm: int = 128, bn: int = 256,
-                     bk: int = 64, dtype: str = "float16", *, b_major: str | None = None, split_k: int = 1) -> Design:
+                     bk: int = 64, dtype: str = "float16", *, b_major: str | None = None, split_k: int = 1,
+                     stream_k: bool = False) -> Design:
     """D = A @ B with A and B on one shared full and one shared empty barrier (2S barriers)."""
     return merge_gemm(m, n, k, num_stages, bm, bn, bk, dtype, PipelineGroupMode.FusedMerge, b_major=b_major,
-                      split_k=split_k)
+                      split_k=split_k, stream_k=stream_k)
 
 
 def merge_gemm_resadd(m: int = 4096, n: int = 4096, k: int = 4096, num_stages: int = 4, bm: int = 128,
                       bn: int = 128, bk: int = 64, dtype: str = "float16", *, b_major: str | None = None,
-                      split_k: int = 1, compact: bool = False) -> Design:
+                      split_k: int = 1, compact: bool = False, stream_k: bool = False) -> Design:
     """D = A @ B + R: Merge A/B before the MMA, Merge accumulator/residual before the epilogue.
 
     Loaders in warpgroup 0, the MMA as two warpgroups (warps 4..11, 64 fp32 accumulators per
@@ -214,7 +217,8 @@ def merge_gemm_resadd(m: int = 4096, n: int = 4096, k: int = 4096, num_stages: i
     return Design("merge_gemm_resadd", [gmem_a, gmem_b, gmem_r, smem_a, smem_b, tmem_c, smem_r, gmem_d],
                   {smem_a: [gmem_a], smem_b: [gmem_b], smem_r: [gmem_r], tmem_c: [smem_a, smem_b],
                    gmem_d: [tmem_c, smem_r]}, [ab, cr], tasks,
-                  gemm_problem(m, n, k, bm, bn, bk, dtype, b_major=_b_major(b_major, dtype), split_k=split_k))
+                  gemm_problem(m, n, k, bm, bn, bk, dtype, b_major=_b_major(b_major, dtype), split_k=split_k,
+                               stream_k=stream_k))
 
 
 @schedule
@@ -261,7 +265,7 @@ def fork_gemm_load_schedule(src, group):
 
 def fork_gemm_act(m: int = 4096, n: int = 4096, k: int = 4096, num_stages: int = 3, bm: int = 128, bn: int = 128,
                   bk: int = 64, dtype: str = "float16", *, b_major: str | None = None, split_k: int = 1,
-                  compact: bool = False) -> Design:
+                  compact: bool = False, stream_k: bool = False) -> Design:
     """D0 = A @ B and D1 = relu(A) from one loaded A tile, forked to the MMA and to a ReLU task.
 
     Loaders in warpgroup 0, the MMA as two warpgroups (warps 4..11), the epilogue and the ReLU
@@ -269,9 +273,9 @@ def fork_gemm_act(m: int = 4096, n: int = 4096, k: int = 4096, num_stages: int =
     and 3 (one warp each): 12 warps, 168 registers per thread, room for BN=256.
 
     D1 does not depend on the N tile: every output tile's k loop forks A to the ReLU task, which
-    waits on and releases every stage (the Fork's shared empty barrier needs it) but stores a k
-    tile of D1 only in the N-tile column whose turn it is (k tile mod N tiles), so D1 is written
-    once, no load is spent on it and no column's blocks carry all of the stores."""
+    waits on and releases every stage (the Fork's shared empty barrier needs it) and stores its
+    N-tile column's slice of the k tile (1 / tiles_n of its rows), so D1 is written once, no load
+    is spent on it, and the ReLU task never holds a stage longer than the MMA does."""
     eb = DTYPE_BYTES[dtype]
     drain = CooperativeGroup(Agent.Warp, 1) if compact else WARPGROUP
     gmem_a, gmem_b = GmemTensor("gmem_a", dtype=dtype), GmemTensor("gmem_b", dtype=dtype)
@@ -296,4 +300,5 @@ def fork_gemm_act(m: int = 4096, n: int = 4096, k: int = 4096, num_stages: int =
     return Design("fork_gemm_act", [gmem_a, gmem_b, smem_a, smem_act, smem_b, tmem_c, gmem_d0, gmem_d1],
                   {smem_a: [gmem_a], smem_act: [gmem_a], smem_b: [gmem_b], tmem_c: [smem_a, smem_b],
                    gmem_d0: [tmem_c], gmem_d1: [smem_act]}, [fa], tasks,
-                  gemm_problem(m, n, k, bm, bn, bk, dtype, b_major=_b_major(b_major, dtype), split_k=split_k))
+                  gemm_problem(m, n, k, bm, bn, bk, dtype, b_major=_b_major(b_major, dtype), split_k=split_k,
+                               stream_k=stream_k))

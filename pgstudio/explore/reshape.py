@@ -178,10 +178,11 @@ def with_gemm_tiles(design: Design, tiles: Any) -> Design:
     parts and cluster): what the tuner builds from a user's design, keeping its tasks and groups."""
     d = with_stages(with_tile_shape(design, tiles.bm, tiles.bn, tiles.bk), tiles.stages)
     p = d.problem_dict
-    keep = {k: v for k, v in p.items() if k not in ("SPLIT_K", "CLUSTER_M", "CLUSTER_N")}
+    keep = {k: v for k, v in p.items() if k not in ("SPLIT_K", "CLUSTER_M", "CLUSTER_N", "STREAM_K")}
     problem = {**keep, **gemm_problem(int(p["M"]), int(p["N"]), int(p["K"]), tiles.bm, tiles.bn, tiles.bk,
                                       str(p.get("dtype", "float16")), b_major=str(p.get("b_major", "mn")),
-                                      split_k=tiles.split_k, cluster=tuple(tiles.cluster))}
+                                      split_k=tiles.split_k, cluster=tuple(tiles.cluster),
+                                      stream_k=getattr(tiles, "stream_k", False))}
     return _rebuild(d, list(d.resources), problem)
 
 

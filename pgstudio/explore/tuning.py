@@ -243,7 +243,8 @@ def tune_gemm(family: str, build: Callable[[Any], Design], tiles: Sequence[Any],
     best, _, best_times = min(runs, key=lambda x: statistics.median(x[2]))
     rate = flops / (statistics.median(best_times) * 1e-3) / 1e12
     remember(device, key, {"tiles": {"bm": best.bm, "bn": best.bn, "bk": best.bk, "stages": best.stages,
-                                     "split_k": best.split_k, "cluster": list(best.cluster)}, "rate": rate,
+                                     "split_k": best.split_k, "cluster": list(best.cluster),
+                                     "stream_k": best.stream_k}, "rate": rate,
                            "measured": {r["tiles"]: round(r.get("tflops", float("nan")), 1) for r in records}})
     return Tuned(build(best), best.label, f"search of {len(tiles)} tile shapes on {device}", rate), records
 

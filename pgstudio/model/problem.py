@@ -31,7 +31,7 @@ from .targets import DTYPE_BYTES
 
 #: Problem keys the generators and the analyses read as counts: their values are integers.
 INTEGER_KEYS = frozenset(("M", "N", "K", "BM", "BN", "BK", "num_tiles", "num_k_tiles", "num_elements", "tile_elems",
-                          "SPLIT_K", "CLUSTER_M", "CLUSTER_N"))
+                          "SPLIT_K", "STREAM_K", "CLUSTER_M", "CLUSTER_N"))
 
 #: The fix every problem-entry message gives.
 HINT = "give problem sizes as whole numbers >= 0 named by identifiers, e.g. problem={'num_tiles': 64}"
@@ -58,7 +58,7 @@ def gemm_units(m: int, n: int, k: int, bm: int, bn: int, bk: int, split_k: int =
 
 
 def gemm_problem(m: int, n: int, k: int, bm: int, bn: int, bk: int, dtype: str, *, b_major: str = "mn",
-                 split_k: int = 1, cluster: tuple[int, int] = (1, 1)) -> dict:
+                 split_k: int = 1, cluster: tuple[int, int] = (1, 1), stream_k: bool = False) -> dict:
     """M x N x K in BM x BN x BK tiles.
 
     ``b_major``: "mn" when B is stored K x N (row-major, D = A @ B), "k" when it is stored N x K;
@@ -68,6 +68,10 @@ def gemm_problem(m: int, n: int, k: int, bm: int, bn: int, bk: int, dtype: str, 
     ``cluster`` (CM, CN) = (1, 2) runs the blocks in clusters of two along N (keys ``CLUSTER_M``,
     ``CLUSTER_N``): the pair computes neighbouring tiles of one row of tiles, so they read the same
     A tile, and each loads half of it for both (TMA multicast); (2, 1) pairs along M and shares B.
+    ``stream_k`` (key ``STREAM_K`` = 1) shares the output tiles past the last full wave of the
+    persistent grid among all its blocks by k tiles (``codegen.gemm.scheduler``): a problem whose
+    tiles make 3.9 waves takes 3.9 rounds, not 4.  ``num_tiles`` / ``num_k_tiles`` stay the tiles
+    and their k tiles (a block's pipeline is the same).
 
     >>> gemm_problem(256, 256, 1024, 128, 128, 64, "float16", split_k=2)["num_tiles"]
     8
@@ -81,6 +85,8 @@ def gemm_problem(m: int, n: int, k: int, bm: int, bn: int, bk: int, dtype: str, 
         out["SPLIT_K"] = split_k
     if tuple(cluster) != (1, 1):
         out["CLUSTER_M"], out["CLUSTER_N"] = cluster
+    if stream_k:
+        out["STREAM_K"] = 1
     return out
 
 

@@ -227,16 +227,21 @@ class GemmWorkload(Workload):
         return tuple(checks)
 
 
-def gemm_grid(m: int, n: int, tile: tuple[int, ...], cluster: tuple[int, int] | None, split: int, sms: int) -> int:
+def gemm_grid(m: int, n: int, tile: tuple[int, ...], cluster: tuple[int, int] | None, split: int, sms: int,
+              stream_k: bool = False) -> int:
     """Persistent: one block per SM, at most one per work unit (output tile x split); with
     clusters (``__cluster_dims__`` in the kernel) a whole number of clusters, one per unit of
-    CM x CN tiles.
+    CM x CN tiles; with stream-K every SM (fewer tiles than SMs are shared by k tiles).
 
     >>> gemm_grid(4096, 4096, (128, 256, 64), None, 1, 132), gemm_grid(256, 256, (128, 256, 64), None, 2, 132)
     (132, 4)
     >>> gemm_grid(4096, 4096, (128, 128, 64), (2, 1), 1, 132)  # 66 clusters of 2
     132
+    >>> gemm_grid(256, 256, (128, 256, 64), None, 1, 132, stream_k=True)
+    132
     """
+    if stream_k:
+        return sms
     bm, bn = tile[0], tile[1]
     tiles_m, tiles_n = -(-m // bm), -(-n // bn)
     cm, cn = cluster or (1, 1)
@@ -258,6 +263,17 @@ def split_k_sizes(m: int, n: int, tile: tuple[int, ...], split: tuple[int, int])
     return tiles * split[0] * bm * bn, tiles * split[1]
 
 
+def stream_k_sizes(tile: tuple[int, ...], grid: int) -> tuple[int, int]:
+    """Stream-K workspace: (fp32 partial sums: one BM x BN block per block of the grid -- each
+    hands over at most one partial tile -- and counters: one per shared tile, fewer than the
+    blocks).
+
+    >>> stream_k_sizes((128, 256, 64), 132)
+    (4325376, 132)
+    """
+    return grid * tile[0] * tile[1], grid
+
+
 def gemm_params(src: KernelSource, work: GemmWorkload, maps: dict[str, Any], abort: Any, diag: Any,
                 workspace: Callable[[], tuple[Any, Any]], budget_ms: float, stamps: Any = None) -> tuple[list, Any]:
     """The parameter objects of ``src`` in kernel order -- tensor maps by value, device pointers,
@@ -271,7 +287,7 @@ def gemm_params(src: KernelSource, work: GemmWorkload, maps: dict[str, Any], abo
         elif p.kind == "ptr":
             if p.resource == "watchdog":  # a design's tensor may be named wd_abort too
                 arr = abort if p.name == "wd_abort" else diag
-            elif p.resource == "split_k":
+            elif p.resource in ("split_k", "stream_k"):
                 arr = workspace()[0 if p.dtype == "float32" else 1]
             else:
                 arr = work.arrays[p.name]
@@ -326,6 +342,7 @@ class GemmLauncher(Launcher):
         self.abort = cp.zeros(1, dtype=cp.int32)
         self.diag = cp.zeros(DIAG_WORDS, dtype=cp.int32)
         self.split = src.info.get("split_k") or (1, 0)  # (parts, storing warps)
+        self.stream_k = bool(src.info.get("stream_k"))
         self._workspace: dict[tuple[int, int], tuple[Any, Any]] = {}
         ins = dict(src.info.get("instrument") or ())  # an instrumented build: its stamp buffer
         self.buffer = cp.zeros(int(ins["buffer_bytes"]) // 4, dtype=cp.uint32) if ins else None
@@ -336,22 +353,24 @@ class GemmLauncher(Launcher):
 
     def grid(self, work: GemmWorkload) -> int:
         """Persistent (``gemm_grid``) over this GPU's SMs."""
-        return gemm_grid(work.m, work.n, self.src.info["tile"], self.src.info.get("cluster"), self.split[0], self.sms)
+        return gemm_grid(work.m, work.n, self.src.info["tile"], self.src.info.get("cluster"), self.split[0], self.sms,
+                         self.stream_k)
 
     def workspace(self, work: GemmWorkload) -> tuple[Any, Any]:
-        """Split-K: (fp32 partial sums, zeroed counters; ``split_k_sizes``), allocated once per
-        problem shape."""
+        """Split-K / stream-K: (fp32 partial sums, zeroed counters; ``split_k_sizes``,
+        ``stream_k_sizes``), allocated once per problem shape."""
         key = (work.m, work.n)
         if key not in self._workspace:
             cp = cupy()
-            partials, counters = split_k_sizes(work.m, work.n, self.src.info["tile"], self.split)
+            partials, counters = (stream_k_sizes(self.src.info["tile"], self.grid(work)) if self.stream_k else
+                                  split_k_sizes(work.m, work.n, self.src.info["tile"], self.split))
             self._workspace[key] = (cp.empty(partials, dtype=cp.float32), cp.zeros(counters, dtype=cp.int32))
         return self._workspace[key]
 
     def reset(self, work: GemmWorkload | None = None) -> None:
-        """Split-K counters back to zero (a launch the watchdog stopped may have left some set);
-        an instrumented kernel's stamp buffer too (each launch records from its start)."""
-        if self.split[0] > 1 and work is not None:
+        """Split-K / stream-K counters back to zero (a launch the watchdog stopped may have left
+        some set); an instrumented kernel's stamp buffer too (each launch records from its start)."""
+        if (self.split[0] > 1 or self.stream_k) and work is not None:
             self.workspace(work)[1].fill(0)
         if self.buffer is not None:
             self.buffer.data.memset_async(0, self.buffer.nbytes)
@@ -380,4 +399,4 @@ class GemmLauncher(Launcher):
 
 
 __all__ = ["BUDGET_MS", "GemmLauncher", "GemmWorkload", "TOLERANCE", "check_maps", "dims", "evaluate", "gemm_grid",
-           "gemm_hang", "gemm_params", "gemm_sources", "is_gemm", "split_k_sizes", "tensor_maps"]
+           "gemm_hang", "gemm_params", "gemm_sources", "is_gemm", "split_k_sizes", "stream_k_sizes", "tensor_maps"]

@@ -93,7 +93,7 @@ class NullLauncher(Launcher):
             from .gemm_run import gemm_grid
             m, n, _ = work.shape
             return gemm_grid(m, n, self.src.info["tile"], self.src.info.get("cluster"),
-                             (self.src.info.get("split_k") or (1, 0))[0], self.sms)
+                             (self.src.info.get("split_k") or (1, 0))[0], self.sms, bool(self.src.info.get("stream_k")))
         from .stream_run import persistent_grid
         return persistent_grid(work.shape[0], int(self.src.info["tile_elems"]), self.sms, self.blocks_per_sm,
                                self.fixed_grid)

@@ -63,6 +63,11 @@ LIFTED = {
     "fork_split_k2": lambda **kw: fork_gemm_act(split_k=2, **kw),
     "resadd_compact": lambda **kw: merge_gemm_resadd(compact=True, bn=256, bk=32, **kw),
     "fork_compact": lambda **kw: fork_gemm_act(compact=True, bn=256, **kw),
+    # stream-K: the tiles past the last full wave shared among the blocks by k tiles
+    "stream_k": lambda **kw: merge_gemm(stream_k=True, **kw),
+    "stream_k_bn128": lambda **kw: merge_gemm(bn=128, num_stages=4, stream_k=True, **kw),
+    "resadd_stream_k": lambda **kw: merge_gemm_resadd(stream_k=True, **kw),
+    "fork_stream_k": lambda **kw: fork_gemm_act(compact=True, bn=256, stream_k=True, **kw),
     # clusters of two blocks: pairs along N share A, along M share B (TMA multicast, both release)
     "cluster_n2": lambda **kw: merge_gemm(cluster=(1, 2), **kw),
     "cluster_n2_bn128": lambda **kw: merge_gemm(bn=128, num_stages=4, cluster=(1, 2), **kw),  # odd tile columns

@@ -305,16 +305,25 @@ def test_cluster_pairs_share_a_tile_by_multicast_and_release_it_in_both_blocks()
     assert "k0 + cl_rank * 32" in share_b and "mb = mb * 2 + cl_rank" in share_b
 
 
-def test_fork_side_output_is_stored_by_the_n_tile_columns_in_turn():
-    """D1 = relu(A) does not depend on the N tile: the column whose turn it is (k tile mod N
-    tiles) stores each k tile, so every k tile is written once and no column carries them all
-    (that every element is written is the GPU tests' poisoned-D1 check, at ragged shapes too)."""
+def test_fork_side_output_is_stored_in_slices_by_the_n_tile_columns():
+    """D1 = relu(A) does not depend on the N tile: each N-tile column stores its own contiguous
+    slice of every k tile, so every chunk is written by exactly one column and no column holds a
+    stage for a whole tile's stores (that every element is written is the GPU tests'
+    poisoned-D1 check, at ragged shapes too)."""
     for d in (gemm_design("fork_gemm_act"), fork_gemm_act(bk=32)):
         code = emit_gemm(d).code
         act = code[code.index("task 'act'"):code.index("done_act:")]
-        bk = d.problem_dict["BK"]
-        assert f"if ((k0 / {bk}) % tiles_n == nb) {{" in act
-        assert "nb == 0" not in act
+        p = d.problem_dict
+        chunks = p["BM"] * p["BK"] // 8
+        m = re.search(r"const int slice = \((\d+) \+ tiles_n - 1\) / tiles_n, lo = nb \* slice, "
+                      r"hi = min\(lo \+ slice, (\d+)\);", act)
+        assert m and int(m.group(1)) == int(m.group(2)) == chunks
+        assert "% tiles_n == nb" not in act and "nb == 0" not in act
+        assert re.search(r"if \(it \+ 0 \+ tt < hi && gr0 < M && gc0 < K\)", act)
+        for tiles_n in (1, 3, 16, 32, 200, 2000):  # the slices of the columns cover each chunk once
+            slice_ = -(-chunks // tiles_n)
+            owners = [nb for nb in range(tiles_n) for c in range(nb * slice_, min(nb * slice_ + slice_, chunks))]
+            assert len(owners) == chunks
 
 
 def test_wgmma_groups_in_flight_set_how_late_each_stage_is_given_back(monkeypatch):

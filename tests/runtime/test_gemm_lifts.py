@@ -55,3 +55,40 @@ def test_split_k_runs_again_after_a_launch_and_keeps_its_counters_clean():
     want = data.reference()["gmem_d"]
     assert not bool(cp.isnan(got).any())
     assert float(cp.abs(got - want).max()) <= TOLERANCE["float16"] * float(cp.abs(want).max())
+
+
+#: (M, N, K) that share tiles by k tiles: fewer tiles than SMs with 7 partials a tile; a full wave
+#: before the shared ones; a ragged shape whose shares end inside a k tile; and K too short to
+#: share, where every tile stays whole.
+STREAM_K_SHAPES = [(512, 512, 4096), (4096, 4096, 1024), (1000, 776, 2056), (4096, 4096, 256)]
+
+
+@pytest.mark.parametrize("name", ["stream_k", "stream_k_bn128", "resadd_stream_k", "fork_stream_k"])
+def test_stream_k_shares_partial_waves_and_keeps_its_counters_clean(name):
+    """Every stream-K unit's partials reach the block that finishes its tile, at shapes that share
+    tiles several ways; back-to-back launches leave the counters at zero (the finisher resets)."""
+    import cupy as cp
+
+    from pgstudio.codegen.gemm import emit_gemm
+    from pgstudio.runtime.gemm_run import TOLERANCE, GemmLauncher, GemmWorkload
+    from pgstudio.runtime.run import run_gemm
+    from pgstudio.runtime.storage import to_float32
+    d = LIFTED[name](dtype="bfloat16")
+    for seed, (m, n, k) in enumerate(STREAM_K_SHAPES):
+        res = run_gemm(d, m, n, k, seed=seed)
+        assert res.ok and res.checks
+    src = emit_gemm(d)
+    la = GemmLauncher(src)
+    data = GemmWorkload.make(d, src, 512, 512, 4096, seed=9)
+    la.verify(data)
+    for _ in range(3):
+        la.launch(data)
+    cp.cuda.get_current_stream().synchronize()
+    assert int(la.workspace(data)[1].sum()) == 0
+    data.poison()
+    la.launch(data)  # no reset in between: the finishers left the counters at zero
+    cp.cuda.get_current_stream().synchronize()
+    for out, want in data.reference().items():
+        got = to_float32(data.arrays[out], "bfloat16")
+        assert not bool(cp.isnan(got).any())
+        assert float(cp.abs(got - want).max()) <= TOLERANCE["bfloat16"] * float(cp.abs(want).max())

@@ -55,3 +55,37 @@ def test_without_the_driver_encoding_is_gpu_unavailable_in_words():
     text = str(info.value)
     assert text.startswith("tensor 'gmem_b': TMA maps are encoded by the NVIDIA driver, which does not load here")
     assert "pgstudio compile DESIGN.json" in text and len(text.splitlines()) == 1
+
+
+@pytest.mark.parametrize("cols, ptr, promoted", [
+    (3072, 0x10000, 256),  # 6144-byte rows: every box row is one 128-byte line
+    (3000, 0x10000, 128),  # 6000-byte rows straddle lines: promote to 128 B only
+    (1000, 0x10000, 128),  # 2000-byte rows
+    (64, 0x10000, 256),
+    (64, 0x10040, 128),  # a base off the line
+])
+def test_loads_are_promoted_to_256_bytes_only_where_box_rows_start_on_a_line(cols, ptr, promoted, monkeypatch):
+    """The map asks the driver for the promotion ``l2_promotion`` picks from its row pitch."""
+    import types
+    asked = {}
+
+    class Result:
+        CUDA_SUCCESS = 0
+
+    def encode(dtype, rank, p, dims, strides, box, elem, interleave, swizzle, promotion, fill):
+        asked.update(strides=strides, promotion=promotion)
+        return 0, types.SimpleNamespace(opaque=[0] * 16)
+
+    names = ("NONE", "L2_64B", "L2_128B", "L2_256B")
+    fake = types.SimpleNamespace(
+        cuInit=lambda flags: None, cuuint64_t=int, cuuint32_t=int, CUresult=Result,
+        cuTensorMapEncodeTiled=encode,
+        CUtensorMapDataType=types.SimpleNamespace(CU_TENSOR_MAP_DATA_TYPE_FLOAT16="f16"),
+        CUtensorMapInterleave=types.SimpleNamespace(CU_TENSOR_MAP_INTERLEAVE_NONE="none"),
+        CUtensorMapSwizzle=types.SimpleNamespace(CU_TENSOR_MAP_SWIZZLE_128B="sw128"),
+        CUtensorMapL2promotion=types.SimpleNamespace(**{f"CU_TENSOR_MAP_L2_PROMOTION_{n}": n for n in names}),
+        CUtensorMapFloatOOBfill=types.SimpleNamespace(CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE="zero"))
+    monkeypatch.setattr(T, "_driver", lambda: fake)
+    T.encode_2d(ptr, 128, cols, 64, "float16", "gmem_b")
+    assert T.l2_promotion(cols * 2, ptr) == promoted
+    assert asked == {"strides": [cols * 2], "promotion": f"L2_{promoted}B"}

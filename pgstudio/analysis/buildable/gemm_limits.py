@@ -40,6 +40,8 @@ __all__ = [
     "K_LOOP",
     "B_MAJORS",
     "MAX_SPLIT_K",
+    "STREAM_K_ARCHES",
+    "STREAM_K_MIN_K_TILES",
     "TASK_BAR_BASE",
     "MAX_TMA_STORE_TASKS",
     "CLUSTER_SHAPES",
@@ -104,6 +106,13 @@ B_MAJORS = ("mn", "k")
 #: each a work unit of the persistent loop; the last unit of a tile to finish adds the others'
 #: fp32 partials (kept in a global workspace) and stores the tile.
 MAX_SPLIT_K = 16
+#: Stream-K (problem key ``STREAM_K`` = 1): the output tiles past the last full wave of the
+#: persistent grid are shared among its blocks by k tiles, each block at least this many (a
+#: shorter share costs its partial sums' round trip more than it saves); when that leaves fewer
+#: blocks than tiles, every tile stays whole.  sm_90a only (the fp32 partials go from the MMA
+#: warpgroups' registers); not with split-K or clusters.
+STREAM_K_MIN_K_TILES = 8
+STREAM_K_ARCHES: tuple[str, ...] = ("sm_90a",)
 #: Named barriers (16 per block): 0 is __syncthreads, 1 the MMA task's; each task that stores an
 #: output through TMA takes one of the rest.
 TASK_BAR_BASE = 2
@@ -184,3 +193,39 @@ def accumulator_in_registers(arch: str) -> bool:
     (tcgen05): no, the MMA accumulates in tensor memory, which it must hold from the first k
     tile.  The generator and the simulator read this one rule."""
     return arch == "sm_90a"
+
+
+def sliced_by_columns(space: str) -> bool:
+    """Whether the store of an output in ``space`` is cut into N-tile column slices: an output
+    that does not depend on the N tile (its space has no N, e.g. fork_gemm_act's relu(A) in
+    "MK") is read by every N-tile column of the persistent tile loop, so each column stores its
+    own contiguous slice of every k tile and each element is written once, with no column's task
+    holding a stage for a whole tile's stores.  The emitter (``codegen.gemm.epilogue``) and the
+    simulator's work of the store (``column_slices``, read by ``analysis.program``) read this
+    one rule."""
+    return "N" not in SPACES[space]
+
+
+def column_slices(space: str, problem: dict) -> int:
+    """Slices of one tile's store of an output in ``space``: ceil(N / BN) where
+    ``sliced_by_columns``, else one."""
+    n, bn = problem.get("N"), problem.get("BN")
+    if not sliced_by_columns(space) or not (isinstance(n, int) and isinstance(bn, int) and bn > 0):
+        return 1
+    return max(1, -(-n // bn))
+
+
+def stream_k_units(tiles: int, k_tiles: int, grid: int) -> tuple[int, int]:
+    """(data-parallel tiles, stream-K workers) of a stream-K GEMM on ``grid`` persistent blocks:
+    the tiles of the full waves run whole, one per block at a time; the rest (fewer than
+    ``grid``) have their k tiles shared evenly among the workers, each taking at least
+    ``STREAM_K_MIN_K_TILES`` and less than one tile's worth (a worker's share touches at most two
+    tiles).  (tiles, 0) when the tiles fill whole waves or the rest is too short to share.  The
+    generated scheduler computes the same in the kernel (``codegen.gemm.scheduler``) and the
+    kernel-time model reads it (``analysis.predict``)."""
+    dp = tiles // grid * grid
+    rest = tiles - dp
+    workers = min(grid, rest * k_tiles // STREAM_K_MIN_K_TILES)
+    if rest == 0 or workers < rest:
+        return tiles, 0
+    return dp, workers

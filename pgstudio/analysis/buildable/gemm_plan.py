@@ -121,6 +121,13 @@ class GemmPlan:
     peer_sets: tuple[str, ...] = ()  # barrier sets the peer block arrives on too (the layout's peers > 1)
     registers: RegisterLayout | None = None  # the setmaxnreg layout the design asks for (registers.py)
     umma_releases: tuple[tuple[str, int], ...] = ()  # barrier set -> the MMA's umma releases on it per phase
+    stream_k: bool = False  # STREAM_K: the last partial wave's tiles shared among the blocks by k tiles
+
+    @property
+    def unit_k_range(self) -> bool:
+        """Whether a work unit covers a range of its tile's k tiles (split-K, stream-K) rather
+        than all of them: its tasks walk ``unit_k_tiles`` from ``kt0``."""
+        return self.split_k > 1 or self.stream_k
 
     @property
     def mma_lag(self) -> int:
@@ -201,6 +208,7 @@ def plan_gemm(design: Design, arch: str = "sm_90a", b_major: str | None = None,
     b_major = c.b_major(b_major)
     splits = c.split_k()
     cluster = c.cluster(splits)
+    stream_k = c.stream_k(splits, cluster)
     if acc is None or shape is None or b_major is None:
         return Planned(None, tuple(c.out))
     _, _, _, bm, bn, bk = shape
@@ -284,7 +292,7 @@ def plan_gemm(design: Design, arch: str = "sm_90a", b_major: str | None = None,
         gmem_spaces=gmem_spaces, outputs=tuple(outputs), pointer_inputs=tuple(pointer_inputs), problem=d.problem_dict,
         tma_stores=tma_stores, tma_store_tasks=store_tasks, cluster=cluster, multicast=multicast,
         peer_sets=tuple(bs.name for bs in layout.sets if bs.peers > 1), registers=register_layout(d),
-        umma_releases=_umma_releases(d, mma, layout)))
+        umma_releases=_umma_releases(d, mma, layout), stream_k=stream_k))
 
 
 def _umma_releases(d: Design, mma: Task, layout: BarrierLayout) -> tuple[tuple[str, int], ...]:

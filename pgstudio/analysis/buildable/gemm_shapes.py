@@ -18,10 +18,11 @@ the stages and ``SPLIT_K`` are the design's problem keys.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from ...model.targets import SMEM_CAPACITY, dtype_bytes
-from .gemm_limits import MAX_SPLIT_K, warpgroup_grid
+from .gemm_limits import MAX_SPLIT_K, stream_k_units, warpgroup_grid
 
 #: (BM, BN, BK, stages) the canonical 12-warp GEMM designs build for 16-bit operands, with the
 #: relative rate at which each feeds the tensor cores (shared-memory bytes per flop: a 128 x 256
@@ -57,37 +58,45 @@ class GemmTiles:
     split_k: int = 1
     cost: float = 0.0  # modelled time, arbitrary units (lower is better)
     cluster: tuple[int, int] = (1, 1)  # (CLUSTER_M, CLUSTER_N): pairs of blocks sharing A (1, 2) or B (2, 1)
+    stream_k: bool = False  # STREAM_K: the last partial wave's tiles shared among all blocks by k tiles
 
     @property
     def label(self) -> str:
         text = f"{self.bm}x{self.bn}x{self.bk} s{self.stages}"
         text += f" split-K {self.split_k}" if self.split_k > 1 else ""
+        text += " stream-K" if self.stream_k else ""
         return text + (f" cluster {self.cluster[0]}x{self.cluster[1]}" if self.cluster != (1, 1) else "")
 
     @property
     def key(self) -> str:
         key = f"{self.bm}x{self.bn}x{self.bk}/s{self.stages}/k{self.split_k}"
-        return key + (f"/c{self.cluster[0]}x{self.cluster[1]}" if self.cluster != (1, 1) else "")
+        key += f"/c{self.cluster[0]}x{self.cluster[1]}" if self.cluster != (1, 1) else ""
+        return key + ("/sk" if self.stream_k else "")
 
     @classmethod
     def from_key(cls, key: str) -> "GemmTiles":
-        """The choice a ``key`` names ("128x256x64/s3/k4").
+        """The choice a ``key`` names ("128x256x64/s3/k4", "128x256x64/s3/k1/sk" with stream-K).
 
-        >>> GemmTiles.from_key("128x256x64/s3/k4").label
-        '128x256x64 s3 split-K 4'
+        >>> GemmTiles.from_key("128x256x64/s3/k4").label, GemmTiles.from_key("128x256x64/s3/k1/sk").label
+        ('128x256x64 s3 split-K 4', '128x256x64 s3 stream-K')
         """
         try:
-            tile, stages, split, *cl = key.split("/")
+            tile, stages, split, *rest = key.split("/")
             bm, bn, bk = (int(x) for x in tile.lower().split("x"))
+            stream_k = rest[-1:] == ["sk"]
+            cl = rest[:-1] if stream_k else rest
+            if len(cl) > 1:
+                raise ValueError(key)
             cm, cn = (int(x) for x in cl[0].lstrip("c").split("x")) if cl else (1, 1)
-            return cls(bm, bn, bk, int(stages.lstrip("s")), int(split.lstrip("k")), cluster=(cm, cn))
+            return cls(bm, bn, bk, int(stages.lstrip("s")), int(split.lstrip("k")), cluster=(cm, cn), stream_k=stream_k)
         except ValueError:
-            raise ValueError(f"tile key {key!r}: expected BMxBNxBK/sSTAGES/kSPLIT[/cCMxCN], e.g. 128x256x64/s3/k1 "
-                             "or 128x64x64/s8/k1/c1x2") from None
+            raise ValueError(f"tile key {key!r}: expected BMxBNxBK/sSTAGES/kSPLIT[/cCMxCN][/sk], e.g. 128x256x64/s3/k1, "
+                             "128x64x64/s8/k1/c1x2 or 128x256x64/s3/k1/sk") from None
 
     def as_dict(self) -> dict:
         out = {"bm": self.bm, "bn": self.bn, "bk": self.bk, "num_stages": self.stages, "split_k": self.split_k}
-        return out | ({"cluster": self.cluster} if self.cluster != (1, 1) else {})
+        out |= {"cluster": self.cluster} if self.cluster != (1, 1) else {}
+        return out | ({"stream_k": True} if self.stream_k else {})
 
 
 def _splits(tiles: int, k_tiles: int, sms: int) -> list[int]:
@@ -124,7 +133,7 @@ def gemm_tiles(m: int, n: int, k: int, dtype: str, sms: int = SMS_H100, limit: i
     default = next(t for t in found if (t.bm, t.bn, t.split_k) == shapes[0][:2] + (1,))
     if default not in best:
         best[-1] = default
-    return tuple(best) + tuple(_cluster_twins(best, m, n))
+    return tuple(best) + tuple(_cluster_twins(best, m, n)) + tuple(_stream_k_twins(best, m, n, k, sms))
 
 
 #: Plain choices whose cluster twins a search also measures.
@@ -143,6 +152,28 @@ def _cluster_twins(best: list[GemmTiles], m: int, n: int) -> list[GemmTiles]:
             pairs = -(-m // t.bm) if cl[0] > 1 else -(-n // t.bn)
             if pairs >= 2:
                 out.append(GemmTiles(t.bm, t.bn, t.bk, t.stages, 1, t.cost, cl))
+    return out
+
+
+#: Plain choices whose stream-K twins a search also measures.
+STREAM_K_TWINS_OF = 2
+
+
+def _stream_k_twins(best: list[GemmTiles], m: int, n: int, k: int, sms: int) -> list[GemmTiles]:
+    """Stream-K twins (unsplit) of the best ``STREAM_K_TWINS_OF`` tile shapes whose tiles leave the
+    last wave partly empty (``gemm_limits.stream_k_units`` shares them; for fewer tiles than SMs
+    it is an even split-K): the tail they save is the model's, the partial sums' round trip is
+    not, so they are measured beside their twins."""
+    out: list[GemmTiles] = []
+    for t in [t for t in best if t.cluster == (1, 1)]:
+        tiles, k_tiles = -(-m // t.bm) * -(-n // t.bn), -(-k // t.bk)
+        dp, workers = stream_k_units(tiles, k_tiles, sms)
+        twin = dataclasses.replace(t, split_k=1, stream_k=True)
+        if workers and all(o.key != twin.key for o in out):
+            rounds = dp // sms + -(-(tiles - dp) * k_tiles // workers) / k_tiles
+            out.append(dataclasses.replace(twin, cost=t.cost * rounds / -(-tiles * t.split_k // sms)))
+        if len(out) == STREAM_K_TWINS_OF:
+            break
     return out
 
 

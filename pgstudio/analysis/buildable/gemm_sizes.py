@@ -19,7 +19,7 @@ from ...model.targets import DTYPE_BYTES
 from ...model.task import Task
 from . import fixes
 from .gemm_limits import (BN_MULTIPLE, BOOKKEEPING_REGS, CHUNK_ELEMS, CLUSTER_ARCHES, CLUSTER_SHAPES, MAX_ACC_PER_THREAD,
-                          MAX_BN, MAX_SPLIT_K, PANEL_BYTES, PROBLEM_KEYS, REGS_PER_SM, SM90_ROWS_PER_WARPGROUP, SM100_BM,
+                          MAX_BN, MAX_SPLIT_K, PANEL_BYTES, STREAM_K_ARCHES, PROBLEM_KEYS, REGS_PER_SM, SM90_ROWS_PER_WARPGROUP, SM100_BM,
                           SWIZZLE_BYTES, SWIZZLE_ROWS, TMEM_COLUMNS, launch_registers, panel_bytes, warpgroup_grid)
 
 __all__ = ["SizeChecks"]
@@ -84,6 +84,28 @@ class SizeChecks:
                                   "set SPLIT_K=1 (no split) or the number of parts to cut K into, e.g. 2 or 4"))
             return 1
         return value
+
+    def stream_k(self, splits: int, cluster: tuple[int, int]) -> bool:
+        """The problem's ``STREAM_K`` (0 when absent): 1 shares the last partial wave's tiles among
+        all blocks by k tiles (``gemm_limits.stream_k_units``)."""
+        d = self.d
+        value = d.problem_dict.get("STREAM_K", 0)
+        if value not in (0, 1) or isinstance(value, bool):
+            self.out.append(error("codegen.stream_k", f"design {d.name!r}: STREAM_K is {value!r}, expected 0 or 1",
+                                  (d.name,), "set STREAM_K=1 (share the last wave's tiles by k tiles) or remove it"))
+            return False
+        if not value:
+            return False
+        if self.arch not in STREAM_K_ARCHES:
+            self.out.append(error("codegen.stream_k", f"design {d.name!r}: stream-K is built for "
+                                  f"{', '.join(STREAM_K_ARCHES)}, not {self.arch}", (d.name,),
+                                  f"remove STREAM_K, or target {STREAM_K_ARCHES[0]} only"))
+        if splits > 1 or tuple(cluster) != (1, 1):
+            what = f"splits K {splits} ways" if splits > 1 else f"clusters blocks {tuple(cluster)}"
+            self.out.append(error("codegen.stream_k", f"design {d.name!r} {what} and asks for stream-K; the generator "
+                                  f"builds one of split-K, clusters and stream-K", (d.name,),
+                                  "remove STREAM_K, or set SPLIT_K=1 and remove CLUSTER_M / CLUSTER_N"))
+        return True
 
     def cluster(self, splits: int) -> tuple[int, int]:
         """The problem's cluster shape (CLUSTER_M, CLUSTER_N), (1, 1) when absent (gemm_limits)."""

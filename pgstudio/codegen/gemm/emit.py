@@ -74,6 +74,8 @@ def emit_gemm(design: Design, *, arch: str = "sm_90a", b_major: str | None = Non
         c(tcgen05.helpers())
     if p.split_k > 1:
         c(SPLIT_K_HELPERS)
+    if p.stream_k:
+        c(scheduler.STREAM_K_HELPERS)
     if p.cluster_size > 1:
         c(scheduler.CLUSTER_HELPERS)
     if stamps:
@@ -91,13 +93,15 @@ def emit_gemm(design: Design, *, arch: str = "sm_90a", b_major: str | None = Non
                KernelParam("wd_budget_ns", "u64", "", "watchdog")]
     if p.split_k > 1:
         params += [KernelParam(WORKSPACE, "ptr", "float32", "split_k"), KernelParam(COUNTERS, "ptr", "int32", "split_k")]
+    if p.stream_k:  # one partial tile per block, one count per shared tile (fewer than the blocks)
+        params += [KernelParam(WORKSPACE, "ptr", "float32", "stream_k"), KernelParam(COUNTERS, "ptr", "int32", "stream_k")]
     if stamps:
         params.append(stamps.param)
     sig = []
     for prm in params:
         if prm.kind == "tensormap":
             sig.append(f"const __grid_constant__ TmaDesc {prm.name}")
-        elif prm.kind == "ptr" and prm.resource in ("watchdog", "split_k"):
+        elif prm.kind == "ptr" and prm.resource in ("watchdog", "split_k", "stream_k"):
             sig.append(f"{'float' if prm.dtype == 'float32' else 'int'}* {prm.name}")
         elif prm.kind == "ptr":
             sig.append(f"const {c_type(prm.dtype)}* __restrict__ {tensor(prm.name)}" if prm.name in p.pointer_inputs
@@ -187,7 +191,7 @@ def emit_gemm(design: Design, *, arch: str = "sm_90a", b_major: str | None = Non
                                   for m in p.tensor_maps)),
             ("out_dtypes", tuple(sorted(p.out_dtypes.items()))),
             ("split_k", (p.split_k, _split_warps(p)) if p.split_k > 1 else None),
-            ("cluster", p.cluster),
+            ("cluster", p.cluster), ("stream_k", p.stream_k),
             ("gmem_spaces", tuple(sorted(p.gmem_spaces.items()))), ("outputs", p.outputs),
             ("inputs", tuple(sorted({t.source for t in p.tiles.values()}))),
             ("slots", slots), ("tasks", tuple(t.name for t in design.tasks)),

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from ...analysis.buildable.gemm_limits import CHUNK_ELEMS, SPACES
+from ...analysis.buildable.gemm_limits import CHUNK_ELEMS, SPACES, sliced_by_columns
 from ...analysis.expr import compute_expr
 from ...model.targets import DTYPE_BYTES
 from .swizzle import unit_addr
@@ -73,18 +73,24 @@ class StoreSteps:
         row0, col0 = self.coords(space, repr(out.name))
         rdim, cdim = SPACES[space]
         rows, cols = {"MN": (p.bm, p.bn), "MK": (p.bm, p.bk)}[space]
-        guard = space == "MK" and "tile" in self.loops
-        if guard:
-            c("// the output does not depend on the N tile: the N-tile columns take turns by k tile, so each",
-              "// k tile is written once and no column's blocks carry every store")
+        sliced = "tile" in self.loops and sliced_by_columns(space)
         chunks = rows * cols // CHUNK_ELEMS  # a multiple of the task's threads (codegen.chunk_split)
-        loop = _Chunks(self, chunks // self.nt, cols // CHUNK_ELEMS, row0, col0, rdim, cdim)
+        span = None
+        if sliced:
+            c("// the output does not depend on the N tile: each N-tile column stores its own slice of every",
+              "// k tile (contiguous rows), so each element is written once and every k tile costs each block",
+              "// 1 / tiles_n of the tile's stores (one column storing whole k tiles holds the stage for longer",
+              "// than the mainloop takes over it)")
+            span = ("lo", "hi")
+        loop = _Chunks(self, chunks // self.nt, cols // CHUNK_ELEMS, row0, col0, rdim, cdim, span=span)
         if self.split > 1 and p.acc in ins:
             return self.split_store(out, ins, expr, loop)
         if out.name in p.tma_stores:
             return self.tma_store(out)
         raw = ins == [p.acc] and expr.text.strip() == p.acc and p.staging.dtype == p.out_dtypes[out.name]
-        with c.block(f"if ((k0 / {p.bk}) % tiles_n == nb)" if guard else ""):
+        with c.block(""):
+            if sliced:
+                c(f"const int slice = ({chunks} + tiles_n - 1) / tiles_n, lo = nb * slice, hi = min(lo + slice, {chunks});")
             if raw:  # one chunk is 16 bytes of a 16-bit type, 32 of float32: copied 16 bytes at a time
                 c("// the output is the staged accumulator itself: its chunks go out as they are")
                 halves = range(CHUNK_ELEMS * DTYPE_BYTES[p.staging.dtype] // 16)
@@ -218,21 +224,33 @@ class _Chunks:
     (``r<u>``, ``j<u>``: the tile position of chunk u of the batch), then writes each one that
     lies inside the problem (``gr<u>``, ``gc<u>``)."""
 
-    def __init__(self, task, iters: int, cpr: int, row0: str, col0: str, rdim: str, cdim: str) -> None:
+    def __init__(self, task, iters: int, cpr: int, row0: str, col0: str, rdim: str, cdim: str,
+                 span: tuple[str, str] | None = None) -> None:
         self.t, self.iters, self.cpr = task, iters, cpr
         self.row0, self.col0, self.rdim, self.cdim = row0, col0, rdim, cdim
+        self.span = span  # (lo, hi): C expressions of the chunk range to store, else the whole tile
 
     def emit(self, reads: Callable[[int], Any], writes: Callable[[int], Any], batch: int = BATCH) -> None:
         c, nt = self.t.c, self.t.nt
         batch = max(b for b in (1, 2, 4) if b <= batch and self.iters % b == 0)
         c("#pragma unroll 1")
-        with c.block(f"for (int it = 0; it < {self.iters}; it += {batch})"):
+        if self.span is None:
+            head = f"for (int it = 0; it < {self.iters}; it += {batch})"
+            index = [f"(it + {u}) * {nt} + tt" for u in range(batch)]
+        else:  # chunks lo..hi-1: a chunk past hi reads chunk lo (inside the tile) and writes nothing
+            lo, hi = self.span
+            head = f"for (int it = {lo}; it < {hi}; it += {batch * nt})"
+            index = [f"it + {u * nt} + tt < {hi} ? it + {u * nt} + tt : {lo}" for u in range(batch)]
+        with c.block(head):
             for u in range(batch):
-                c(f"const int idx{u} = (it + {u}) * {nt} + tt, r{u} = idx{u} / {self.cpr}, j{u} = idx{u} % {self.cpr};")
+                c(f"const int idx{u} = {index[u]}, r{u} = idx{u} / {self.cpr}, j{u} = idx{u} % {self.cpr};")
                 reads(u)
             for u in range(batch):
                 c(f"const int gr{u} = {self.row0} + r{u}, gc{u} = {self.col0} + {CHUNK_ELEMS} * j{u};")
-                with c.block(f"if (gr{u} < {self.rdim} && gc{u} < {self.cdim})"):
+                inside = f"gr{u} < {self.rdim} && gc{u} < {self.cdim}"
+                if self.span is not None:
+                    inside = f"it + {u * nt} + tt < {self.span[1]} && {inside}"
+                with c.block(f"if ({inside})"):
                     writes(u)
 
 

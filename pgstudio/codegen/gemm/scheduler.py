@@ -2,12 +2,20 @@
 
 A block loops over work units (``tile = blockIdx.x; tile += gridDim.x``): with ``SPLIT_K`` = S a
 work unit is one of an output tile's S shares of the k tiles; with a cluster of CM x CN blocks a
-unit is the cluster's CM x CN neighbouring tiles and each block takes its own (``cl_rank``).  A
+unit is the cluster's CM x CN neighbouring tiles and each block takes its own (``cl_rank``).
+With ``STREAM_K`` = 1 the units are the tiles of the full waves (whole, data-parallel), then two
+per block for the tiles that are left: block w's share of their k tiles
+(``gemm_limits.stream_k_units``), which touches at most two tiles -- the head of the next tile
+first (a partial sum it hands over), then the rest of its first tile.  The block holding a tile's
+last k tile finishes it (``unit_stores``): it waits for the other blocks' partials, which are each
+block's first stream-K unit, so no wait depends on another wait.  A
 unit's output tile comes from ``tile_coords``: groups of ``GROUP_M`` tile rows, walked column by
 column inside a group, so that neighbouring blocks in time share their A and B panels in L2.
 """
 
 from __future__ import annotations
+
+from ...analysis.buildable.gemm_limits import STREAM_K_MIN_K_TILES
 
 #: Output tiles of one group of M-tile rows walked before moving along N (L2 reuse).
 GROUP_M = 8
@@ -60,6 +68,16 @@ def work_units(p) -> list[str]:
                   f"const int cl_rank = (int)cluster_rank(), cl_id = blockIdx.x / {p.cluster_size}, "
                   f"cl_count = gridDim.x / {p.cluster_size};",
                   f"const int tiles_m_c = (tiles_m + {cm - 1}) / {cm}, tiles_n_c = (tiles_n + {cn - 1}) / {cn};"]
+    if p.stream_k:
+        return lines + [
+            f"const int out_tiles = tiles_m * tiles_n, num_k_tiles = (K + {p.bk - 1}) / {p.bk};",
+            "// stream-K (gemm_limits.stream_k_units): whole tiles for the full waves, the rest shared by k tiles",
+            "int dp_tiles = out_tiles / (int)gridDim.x * (int)gridDim.x;",
+            f"int sk_workers = min((int)gridDim.x, (out_tiles - dp_tiles) * num_k_tiles / {STREAM_K_MIN_K_TILES});",
+            "if (dp_tiles == out_tiles || sk_workers < out_tiles - dp_tiles) { dp_tiles = out_tiles; sk_workers = 0; }",
+            "const int sk_iters = (out_tiles - dp_tiles) * num_k_tiles;",
+            "const int num_tiles = dp_tiles + (sk_workers > 0 ? 2 * (int)gridDim.x : 0);",
+            "(void)lane; (void)sk_iters;"]
     k_tiles = "k_tiles_all" if p.split_k > 1 else "num_k_tiles"
     lines += [f"const int num_tiles = {'tiles_m_c * tiles_n_c' if p.cluster_size > 1 else 'tiles_m * tiles_n'}"
               f"{f' * {p.split_k}' if p.split_k > 1 else ''}, {k_tiles} = (K + {p.bk - 1}) / {p.bk};",
@@ -86,6 +104,8 @@ def unit_coords(p) -> list[str]:
     if cm * cn > 1:  # a work unit is a cluster's CM x CN tiles; this block takes its own
         lines = ["tile_coords(tile, tiles_m_c, tiles_n_c, mb, nb);",
                  f"mb = mb * {cm}{' + cl_rank' if cm > 1 else ''}; nb = nb * {cn}{' + cl_rank' if cn > 1 else ''};"]
+    elif p.stream_k:
+        lines = stream_k_coords()
     elif p.split_k > 1:  # a work unit: split sk of output tile tile / SPLIT_K, its share of the k tiles
         sp = p.split_k
         lines = [f"sk = tile % {sp}; tile_coords(tile / {sp}, tiles_m, tiles_n, mb, nb);",
@@ -95,4 +115,62 @@ def unit_coords(p) -> list[str]:
     return lines + [f"m0 = mb * {p.bm}; n0 = nb * {p.bn};"]
 
 
-__all__ = ["CLUSTER_HELPERS", "GROUP_M", "TILE_ORDER", "tile_loop", "tile_loop_rest", "unit_coords", "work_units"]
+def stream_k_coords() -> list[str]:
+    """The work unit ``tile`` of a stream-K kernel: its output tile, its k tiles (``kt0``,
+    ``unit_k_tiles``; 0: nothing to do), whether it finishes the tile (``unit_stores``), and for
+    a shared tile its index among the shared ones (``sk_tile``) and its worker (``sk_w``)."""
+    return [
+        "if (tile < dp_tiles) {",
+        "  sk_tile = -1; sk_w = -1; kt0 = 0; unit_k_tiles = num_k_tiles; unit_stores = 1;",
+        "  tile_coords(tile, tiles_m, tiles_n, mb, nb);",
+        "} else {",
+        "  const int v = tile - dp_tiles, second = v / (int)gridDim.x;",
+        "  sk_w = v % (int)gridDim.x; sk_tile = 0; kt0 = 0; unit_k_tiles = 0;",
+        "  if (sk_w < sk_workers) {",
+        "    const int beg = (int)((long long)sk_w * sk_iters / sk_workers);",
+        "    const int end = (int)((long long)(sk_w + 1) * sk_iters / sk_workers);",
+        "    const int t0 = beg / num_k_tiles, cut = (t0 + 1) * num_k_tiles;",
+        "    const bool crosses = end > cut;  // its share runs into the next tile: that head first",
+        "    if (crosses && second == 0) { sk_tile = t0 + 1; unit_k_tiles = end - cut; }",
+        "    else if (second == (crosses ? 1 : 0)) { sk_tile = t0; kt0 = beg - t0 * num_k_tiles; "
+        "unit_k_tiles = min(end, cut) - beg; }",
+        "  }",
+        "  unit_stores = unit_k_tiles > 0 && kt0 + unit_k_tiles == num_k_tiles;  // it holds the last k tile",
+        "  tile_coords(dp_tiles + sk_tile, tiles_m, tiles_n, mb, nb);",
+        "}",
+    ]
+
+
+#: Helpers of a stream-K kernel: the partial sums go through L2 (``.cg``); the finishing block
+#: reads the count of partials handed over with an acquire.
+STREAM_K_HELPERS = r"""
+__device__ __forceinline__ void st_global_cg_f4(float* p, float a, float b, float c, float d) {
+  asm volatile("st.global.cg.v4.f32 [%0], {%1, %2, %3, %4};" :: "l"(p), "f"(a), "f"(b), "f"(c), "f"(d) : "memory");
+}
+__device__ __forceinline__ float4 ld_global_cg_f4(const float* p) {
+  float4 v;
+  asm volatile("ld.global.cg.v4.f32 {%0, %1, %2, %3}, [%4];" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ int ld_acquire_gpu(const int* p) {
+  int v; asm volatile("ld.acquire.gpu.global.b32 %0, [%1];" : "=r"(v) : "l"(p) : "memory"); return v;
+}
+// The finishing block waits until `want` blocks counted their partials in, within the watchdog's budget.
+__device__ __noinline__ bool sk_wait_partials(const int* cnt, int want, int* abort_flag, int* diag, u64 budget_ns,
+                                              int tile, int task) {
+  const u64 t0 = pg_globaltimer();
+  for (u32 spin = 1;; ++spin) {
+    if (ld_acquire_gpu(cnt) >= want) return true;
+    if ((spin & 15) == 0) {
+      if (*(volatile int*)abort_flag) return false;
+      const u64 dt = pg_globaltimer() - t0;
+      if (dt > budget_ns) { wd_report(abort_flag, diag, 1, -1, -1, 0u, tile, -1, dt, task); return false; }
+    }
+    __nanosleep(64);
+  }
+}
+"""
+
+
+__all__ = ["CLUSTER_HELPERS", "GROUP_M", "STREAM_K_HELPERS", "TILE_ORDER", "stream_k_coords", "tile_loop",
+           "tile_loop_rest", "unit_coords", "work_units"]

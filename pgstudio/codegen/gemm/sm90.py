@@ -97,6 +97,54 @@ class Sm90Steps:
         c("__threadfence_block();", f"named_bar_sync({MMA_BAR_ID}, {self.nt});",
           f"if (tt == 0) pg_mbar_arrive({self.addr(a)});  // umma commit: results in place")
 
+    def stream_k_slots(self, body) -> None:
+        """Each MMA thread's fragment in a tile's partial-sum slot, as float4 groups: group g of
+        thread tt at float ``(g * threads + tt) * 4`` (a warp's 16-byte accesses are contiguous)."""
+        c, p = self.c, self.p
+        per_r = p.wg_cols // 8  # float4 groups of one repeat's wg_cols / 2 accumulators
+        c("#pragma unroll")
+        with c.block(f"for (int r = 0; r < {p.mma_repeats}; ++r)"):
+            c("#pragma unroll")
+            with c.block(f"for (int g = 0; g < {per_r}; ++g)"):
+                c(f"const size_t at = ((size_t)(r * {per_r} + g) * {self.nt} + (size_t)tt) * 4;")
+                body()
+
+    def stream_k_finish(self) -> None:
+        """Stream-K, the unit that finishes a shared tile: wait until the blocks before it on
+        this tile have handed over their partial sums (one count each), then add them to the
+        registers; the commit that follows stages and stores the tile as a whole one."""
+        c, p = self.c, self.p
+        from .epilogue import COUNTERS, WORKSPACE
+        with c.block("if (sk_tile >= 0)"):
+            c("// the first worker on this tile (gemm_limits.stream_k_units: worker w starts at w * sk_iters / sk_workers)",
+              "const int first_w = (int)((((long long)sk_tile * num_k_tiles + 1) * sk_workers - 1) / sk_iters);",
+              "const int peers = sk_w - first_w;")
+            with c.block("if (peers > 0)"):
+                with c.block("if (tt == 0)"):
+                    c(f"if (sk_wait_partials({COUNTERS} + sk_tile, peers, wd_abort, wd_diag, wd_budget_ns, tile, {self.i})) "
+                      f"{COUNTERS}[sk_tile] = 0;  // every partial is in: ready for the next launch")
+                c(f"named_bar_sync({MMA_BAR_ID}, {self.nt});", f"if (*(volatile int*)wd_abort) goto {self.label};")
+                with c.block("for (int w = first_w; w < sk_w; ++w)"):
+                    c(f"const float* const src = {WORKSPACE} + (size_t)w * {p.bm * p.bn}u;")
+
+                    def add() -> None:
+                        c("const float4 v = ld_global_cg_f4(src + at);",
+                          "acc[r][4 * g] += v.x; acc[r][4 * g + 1] += v.y; acc[r][4 * g + 2] += v.z; acc[r][4 * g + 3] += v.w;")
+                    self.stream_k_slots(add)
+
+    def stream_k_hand_over(self) -> None:
+        """Stream-K, a unit that does not hold its tile's last k tile: its partial sums go to
+        its worker's slot, made visible, and counted on the tile's counter."""
+        c, p = self.c, self.p
+        from .epilogue import COUNTERS, WORKSPACE
+        c("wgmma_wait<0>();  // every MMA of the unit has written the registers",
+          f"float* const dst = {WORKSPACE} + (size_t)sk_w * {p.bm * p.bn}u;")
+        self.stream_k_slots(lambda: c("st_global_cg_f4(dst + at, acc[r][4 * g], acc[r][4 * g + 1], acc[r][4 * g + 2], "
+                                      "acc[r][4 * g + 3]);"))
+        c("__threadfence();  // the partials are visible device-wide before the block counts them",
+          f"named_bar_sync({MMA_BAR_ID}, {self.nt});",
+          f"if (tt == 0) {{ __threadfence(); atomicAdd({COUNTERS} + sk_tile, 1); }}")
+
     def stage_accumulator(self, cursor: str) -> None:
         """sm_90: the lazy acquire, then each thread writes its fragment to the staging buffer."""
         c, p = self.c, self.p

@@ -52,7 +52,7 @@ class Task(MainloopSteps, Sm90Steps, Sm100Steps, StoreSteps):
         self.label = f"done_{task.name}" + ("_stamped" if stamps else "")  # a stamped build holds both branches
         self.loops: list[str] = []
         self.split = plan.split_k
-        self.nkt = "num_k_tiles" if self.split == 1 else "unit_k_tiles"  # k tiles of this work unit
+        self.nkt = "unit_k_tiles" if plan.unit_k_range else "num_k_tiles"  # k tiles of this work unit
 
     # -- cursors ---------------------------------------------------------------------------------
     def v(self, cursor: str) -> str:
@@ -102,6 +102,9 @@ class Task(MainloopSteps, Sm90Steps, Sm100Steps, StoreSteps):
         c("[[maybe_unused]] int tile = blockIdx.x, kt = 0, mb = 0, nb = 0, m0 = 0, n0 = 0, k0 = 0;")
         if self.split > 1:
             c("[[maybe_unused]] int sk = 0, kt0 = 0, unit_k_tiles = 0;  // split of the tile, its first k tile, its k tiles")
+        if self.p.stream_k:
+            c("[[maybe_unused]] int kt0 = 0, unit_k_tiles = 0, unit_stores = 1, sk_tile = -1, sk_w = -1;  "
+              "// stream-K: the unit's k tiles, whether it finishes its tile, its shared tile and worker")
         for cur in self.plan.cursors:
             v = self.v(cur.name)
             c(f"int s_{v} = 0; u32 ph_{v} = {cur.start_phase}u;  // cursor {cur.name}: stage, phase")
@@ -153,7 +156,12 @@ class Task(MainloopSteps, Sm90Steps, Sm100Steps, StoreSteps):
         with c.block(head):
             c(*scheduler.unit_coords(self.p))
             self.loops.append("tile")
-            self.walk(n.body)
+            if self.p.stream_k and not any(isinstance(x, ResolvedLoop) for x in n.body):
+                # a task with no k loop works on finished tiles only (the epilogue, a residual's loads)
+                with c.block("if (unit_stores)"):
+                    self.walk(n.body)
+            else:
+                self.walk(n.body)
             if self.ins:
                 self.ins.loop_end(c, "tile")
             self.loops.pop()
@@ -164,7 +172,7 @@ class Task(MainloopSteps, Sm90Steps, Sm100Steps, StoreSteps):
         records of the next window carry)."""
         c = self.c
         with c.block(head):
-            c(f"k0 = (kt0 + kt) * {self.p.bk};" if self.split > 1 else f"k0 = kt * {self.p.bk};")
+            c(f"k0 = (kt0 + kt) * {self.p.bk};" if self.p.unit_k_range else f"k0 = kt * {self.p.bk};")
             self.loops.append("k")
             if first and self.is_mma and self.sm90:
                 self.prescan_releases(n.body)
@@ -185,6 +193,18 @@ class Task(MainloopSteps, Sm90Steps, Sm100Steps, StoreSteps):
             self.ins.step_end(c, self.loops)
 
     def step_code(self, rs: ResolvedStep) -> None:
+        if self.p.stream_k and self.is_accumulator(rs) and any(a.after_mma and a.role is Role.FULL for a in rs.actions):
+            # stream-K: only the unit holding its tile's last k tile commits (after adding the
+            # partials of the blocks before it); any other unit with k tiles hands its partial over
+            with self.c.block("if (unit_stores)"):
+                self.stream_k_finish()
+                self.step_work(rs)
+            with self.c.block("else if (unit_k_tiles > 0)"):
+                self.stream_k_hand_over()
+            return
+        self.step_work(rs)
+
+    def step_work(self, rs: ResolvedStep) -> None:
         c, s = self.c, rs.step
         # work: what the step does to the stage (its complete_tx is the tma copy itself)
         if s.op == "load":

@@ -229,6 +229,12 @@ CASES = [
     ("cluster_multicast", lambda: examples.merge_gemm(b_producer="async", num_stages=2),
      lambda d: problem(d, CLUSTER_M=2, CLUSTER_N=1),
      "codegen.cluster", ["'smem_b' is shared by the blocks of a cluster, so it is multicast by TMA, but its pipeline is"]),
+    ("stream_k_value", gemm, lambda d: problem(d, STREAM_K=2),
+     "codegen.stream_k", ["STREAM_K is 2, expected 0 or 1", "set STREAM_K=1"]),
+    ("stream_k_split_k", lambda: gemm(split_k=2), lambda d: problem(d, STREAM_K=1),
+     "codegen.stream_k", ["splits K 2 ways and asks for stream-K", "remove STREAM_K, or set SPLIT_K=1"]),
+    ("stream_k_arch", gemm, lambda d: problem(d, STREAM_K=1).with_targets("sm_90a", "sm_100a"),
+     "codegen.stream_k", ["stream-K is built for sm_90a, not sm_100a"]),
     ("tile_source", gemm, lambda d: recompute(d, "smem_a", "elementwise", "gmem_a * 2"),
      "codegen.tile_source", ["staged tile 'smem_a' computes 'elementwise' of ['gmem_a']; a GEMM stage is a copy of one "
                              "input tensor"]),
