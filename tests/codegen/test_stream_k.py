@@ -75,7 +75,7 @@ def test_the_kernel_computes_the_partition_of_the_one_rule():
     epilogue = code[code.index("task 'epilogue'"):code.index("done_epilogue:")]
     assert "if (unit_stores) {" in epilogue  # the epilogue works on finished tiles only
     mma = code[code.index("task 'mma'"):code.index("done_mma:")]
-    assert "sk_wait_partials(pg_cnt + sk_tile, peers" in mma and "atomicAdd(pg_cnt + sk_tile, 1)" in mma
+    assert "sk_wait_partials(pg_cnt + sk_tile, peers" in mma and "red_release_gpu(pg_cnt + sk_tile, 1)" in mma
     load = code[code.index("task 'load_a'"):code.index("done_load_a:")]
     assert "if (unit_stores)" not in load and "k0 = (kt0 + kt) * 64;" in load
 

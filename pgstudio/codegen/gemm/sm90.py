@@ -141,9 +141,8 @@ class Sm90Steps:
           f"float* const dst = {WORKSPACE} + (size_t)sk_w * {p.bm * p.bn}u;")
         self.stream_k_slots(lambda: c("st_global_cg_f4(dst + at, acc[r][4 * g], acc[r][4 * g + 1], acc[r][4 * g + 2], "
                                       "acc[r][4 * g + 3]);"))
-        c("__threadfence();  // the partials are visible device-wide before the block counts them",
-          f"named_bar_sync({MMA_BAR_ID}, {self.nt});",
-          f"if (tt == 0) {{ __threadfence(); atomicAdd({COUNTERS} + sk_tile, 1); }}")
+        c(f"named_bar_sync({MMA_BAR_ID}, {self.nt});  // every MMA thread's partials written ...",
+          f"if (tt == 0) red_release_gpu({COUNTERS} + sk_tile, 1);  // ... then counted in, released device-wide")
 
     def stage_accumulator(self, cursor: str) -> None:
         """sm_90: the lazy acquire, then each thread writes its fragment to the staging buffer."""
