@@ -15,7 +15,9 @@ Without a GPU: ``--recording PATH ...`` compares the model with existing recordi
 the recordings the shipped fit names, which ``--fit`` refits to); ``--repo-figures`` rewrites
 ``pgstudio/analysis/fitted/h200_repo_figures.json`` from the H200 figures the repository quotes
 (``notebooks/recorded``, docs/gemm.md).  ``--fit`` fits an H200's recordings together with those
-figures and names the recordings in the fitted file (keep them beside it).  ``--store`` keeps a
+figures and names the recordings in the fitted file (keep them beside it).  ``--refresh`` derives
+the recorded sweep runs' workloads again from their labels (after a change of what the model
+reads of a design) and writes them back; the measured times stay.  ``--store`` keeps a
 fit beside the tuning cache for the recording's device kind, where
 ``fitted.default_machine(kind, <cache>/calibration)`` finds it.
 
@@ -175,6 +177,27 @@ def repo_figures() -> Recording:
     return Recording("NVIDIA H200", "NVIDIA_H200-132sm-cc90", "2026-12-01", f"{COMMAND} --repo-figures", runs, ratios)
 
 
+def refreshed(rec: Recording) -> Recording:
+    """``rec`` with every sweep run's workload derived again from its family and variant label
+    (``workload`` of the variant's design, at the occupancy and element count recorded): the
+    measured times stay, what the model reads of each design follows the current rule.  Runs
+    whose label is not a sweep variant (the repository's figures: ``--repo-figures``) are kept."""
+    from pgstudio.explore.sweep_space import Variant, parse_tile
+    runs = []
+    for r in rec.runs:
+        grouping, _, rest = r.label.partition(" ")
+        stages, _, tile = rest.partition("x")
+        try:
+            v = Variant(grouping, int(stages), parse_tile(tile[:-1] if tile.endswith("B") else tile))
+            d = v.build(examples.example(r.family))
+        except Exception:  # noqa: BLE001 - not a sweep label: kept as recorded
+            runs.append(r)
+            continue
+        n = r.workload.num_elements if r.family in examples.STREAMING else None
+        runs.append(Run(r.family, r.label, workload(d, num_elements=n, blocks_per_sm=r.workload.blocks_per_sm), r.ms))
+    return Recording(rec.device, rec.device_kind, rec.date, rec.command, tuple(runs), rec.ratios)
+
+
 def combined(paths: list[Path]) -> Recording:
     """The runs and ratios of every recording in ``paths`` as one (device of the first)."""
     recs = [read_recording(p) for p in paths]
@@ -239,10 +262,20 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--recording", nargs="+", help="compare with these recordings instead of measuring")
     p.add_argument("--repo-figures", action="store_true", help="rewrite the shipped recording from the repo's figures")
     p.add_argument("--fit", help="fit the machine constants to the measurements and write the fitted file here")
+    p.add_argument("--refresh", action="store_true",
+                   help="derive the workloads of the --recording files' sweep runs again from their labels "
+                        "(after a change of what the model reads of a design) and write them back")
     p.add_argument("--store", action="store_true",
                    help="fit and keep the fit beside the tuning cache, for this device kind (<cache>/calibration)")
     args = p.parse_args(argv)
     paths = measured(args, argv)
+    if args.refresh:
+        for path in paths:
+            before = read_recording(path)
+            after = refreshed(before)
+            changed = sum(a.workload != b.workload for a, b in zip(after.runs, before.runs))
+            after.write(path)
+            print(f"refreshed {path}: {changed} of {len(after.runs)} workloads changed")
     rec = combined(paths)
     if not rec.runs:
         print("no verified runs to compare")

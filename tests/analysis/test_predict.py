@@ -195,6 +195,36 @@ def test_the_shipped_recording_is_what_the_benchmark_writes_from_the_repository_
     assert [(q.ratio, q.slow, q.fast) for q in made.ratios] == [(q.ratio, q.slow, q.fast) for q in shipped.ratios]
 
 
+def _bench_predict():
+    import importlib.util
+    from pathlib import Path
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "predict.py"
+    spec = importlib.util.spec_from_file_location("bench_predict", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_shipped_sweeps_read_their_designs_as_the_model_does_now():
+    """Every sweep run of the shipped recordings carries the workload its variant's design gives
+    today (``predict.py --refresh`` keeps them so after a change of the rule)."""
+    module = _bench_predict()
+    for path in (H200_REPO_FIGURES.parent / "h200_sweep.json", H200_REPO_FIGURES.parent / "h200_stream_sweep.json"):
+        rec = read_recording(path)
+        assert [r.workload for r in module.refreshed(rec).runs] == [r.workload for r in rec.runs], path
+
+
+def test_refresh_derives_a_stale_workload_again_and_keeps_runs_it_cannot_read():
+    import dataclasses
+    module = _bench_predict()
+    rec = read_recording(H200_REPO_FIGURES.parent / "h200_sweep.json")
+    sweep_run, figure_run = rec.runs[0], read_recording(H200_REPO_FIGURES).runs[0]
+    stale = dataclasses.replace(sweep_run, workload=sweep_run.workload.replace(store_bytes=1))
+    out = module.refreshed(Recording(rec.device, rec.device_kind, rec.date, rec.command, (stale, figure_run)))
+    assert out.runs[0].workload == sweep_run.workload and out.runs[0].ms == sweep_run.ms
+    assert out.runs[1] == figure_run  # "4096^3 128x256x64 s3, notebooks/..." is no sweep label: kept
+
+
 def test_a_design_with_nothing_to_run_is_refused_in_words():
     from pgstudio import Design
     from pgstudio.errors import DesignError
