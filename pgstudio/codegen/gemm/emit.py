@@ -72,7 +72,7 @@ def emit_gemm(design: Design, *, arch: str = "sm_90a", b_major: str | None = Non
         c(wgmma.helpers(), wgmma.mma_function(p.wg_cols, p.dtype, 1 if p.b_major == "mn" else 0)[1])
     else:
         c(tcgen05.helpers())
-    if p.split_k > 1:
+    if p.unit_k_range:  # partial sums through L2: split-K and stream-K
         c(SPLIT_K_HELPERS)
     if p.stream_k:
         c(scheduler.STREAM_K_HELPERS)

@@ -29,7 +29,8 @@ from ...analysis.expr import compute_expr
 from ...model.targets import DTYPE_BYTES
 from .swizzle import unit_addr
 
-#: Helpers the split-K store needs (L2-coherent global accesses of the partial sums).
+#: Helpers the split-K store and the stream-K hand-over need (L2-coherent global accesses of the
+#: partial sums).
 SPLIT_K_HELPERS = r"""
 __device__ __forceinline__ void st_global_cg_v4(float* p, float a, float b, float c, float d) {
   asm volatile("st.global.cg.v4.f32 [%0], {%1, %2, %3, %4};" :: "l"(p), "f"(a), "f"(b), "f"(c), "f"(d) : "memory");

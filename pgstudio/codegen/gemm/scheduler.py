@@ -141,17 +141,10 @@ def stream_k_coords() -> list[str]:
     ]
 
 
-#: Helpers of a stream-K kernel: the partial sums go through L2 (``.cg``); the finishing block
-#: reads the count of partials handed over with an acquire.
+#: Helpers of a stream-K kernel beside the partial sums' L2 loads and stores it shares with
+#: split-K (``epilogue.SPLIT_K_HELPERS``): the finishing block reads the count of partials
+#: handed over with an acquire.
 STREAM_K_HELPERS = r"""
-__device__ __forceinline__ void st_global_cg_f4(float* p, float a, float b, float c, float d) {
-  asm volatile("st.global.cg.v4.f32 [%0], {%1, %2, %3, %4};" :: "l"(p), "f"(a), "f"(b), "f"(c), "f"(d) : "memory");
-}
-__device__ __forceinline__ float4 ld_global_cg_f4(const float* p) {
-  float4 v;
-  asm volatile("ld.global.cg.v4.f32 {%0, %1, %2, %3}, [%4];" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p) : "memory");
-  return v;
-}
 // A release add: the block's writes that the barrier before it ordered (cumulativity) are
 // visible device-wide before the count is.
 __device__ __forceinline__ void red_release_gpu(int* p, int v) {

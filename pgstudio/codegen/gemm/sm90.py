@@ -128,7 +128,7 @@ class Sm90Steps:
                     c(f"const float* const src = {WORKSPACE} + (size_t)w * {p.bm * p.bn}u;")
 
                     def add() -> None:
-                        c("const float4 v = ld_global_cg_f4(src + at);",
+                        c("const float4 v = ld_global_cg_v4(src + at);",
                           "acc[r][4 * g] += v.x; acc[r][4 * g + 1] += v.y; acc[r][4 * g + 2] += v.z; acc[r][4 * g + 3] += v.w;")
                     self.stream_k_slots(add)
 
@@ -139,7 +139,7 @@ class Sm90Steps:
         from .epilogue import COUNTERS, WORKSPACE
         c("wgmma_wait<0>();  // every MMA of the unit has written the registers",
           f"float* const dst = {WORKSPACE} + (size_t)sk_w * {p.bm * p.bn}u;")
-        self.stream_k_slots(lambda: c("st_global_cg_f4(dst + at, acc[r][4 * g], acc[r][4 * g + 1], acc[r][4 * g + 2], "
+        self.stream_k_slots(lambda: c("st_global_cg_v4(dst + at, acc[r][4 * g], acc[r][4 * g + 1], acc[r][4 * g + 2], "
                                       "acc[r][4 * g + 3]);"))
         c(f"named_bar_sync({MMA_BAR_ID}, {self.nt});  // every MMA thread's partials written ...",
           f"if (tt == 0) red_release_gpu({COUNTERS} + sk_tile, 1);  // ... then counted in, released device-wide")
