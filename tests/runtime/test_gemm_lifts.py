@@ -32,17 +32,17 @@ def test_tf32_design_matches_fp32_cublas(name):
         assert res.checks and all(c.rel_error <= TOLERANCE["float32"] for c in res.checks)
 
 
-def test_split_k_runs_again_after_a_launch_and_keeps_its_counters_clean():
-    """The last unit of a tile resets the tile's counters, so back-to-back launches stay right."""
+def _runs_again_with_clean_counters(d, dtype: str, shape: tuple[int, int, int], seed: int) -> None:
+    """Verify ``d`` at ``shape``, launch it three times more, find its workspace counters at zero,
+    then poison the outputs and launch once more without a reset: every output is right."""
     import cupy as cp
 
     from pgstudio.codegen.gemm import emit_gemm
     from pgstudio.runtime.gemm_run import TOLERANCE, GemmLauncher, GemmWorkload
     from pgstudio.runtime.storage import to_float32
-    d = LIFTED["split_k2"](dtype="float16")
     src = emit_gemm(d)
     la = GemmLauncher(src)
-    data = GemmWorkload.make(d, src, 1000, 776, 520, seed=7)
+    data = GemmWorkload.make(d, src, *shape, seed=seed)
     la.verify(data)
     for _ in range(3):
         la.launch(data)
@@ -51,10 +51,15 @@ def test_split_k_runs_again_after_a_launch_and_keeps_its_counters_clean():
     data.poison()
     la.launch(data)  # no reset in between: the kernel left the counters at zero
     cp.cuda.get_current_stream().synchronize()
-    got = to_float32(data.arrays["gmem_d"], "float16")
-    want = data.reference()["gmem_d"]
-    assert not bool(cp.isnan(got).any())
-    assert float(cp.abs(got - want).max()) <= TOLERANCE["float16"] * float(cp.abs(want).max())
+    for out, want in data.reference().items():
+        got = to_float32(data.arrays[out], dtype)
+        assert not bool(cp.isnan(got).any())
+        assert float(cp.abs(got - want).max()) <= TOLERANCE[dtype] * float(cp.abs(want).max())
+
+
+def test_split_k_runs_again_after_a_launch_and_keeps_its_counters_clean():
+    """The last unit of a tile resets the tile's counters, so back-to-back launches stay right."""
+    _runs_again_with_clean_counters(LIFTED["split_k2"](dtype="float16"), "float16", (1000, 776, 520), 7)
 
 
 #: (M, N, K) that share tiles by k tiles: fewer tiles than SMs with 7 partials a tile; a full wave
@@ -67,28 +72,9 @@ STREAM_K_SHAPES = [(512, 512, 4096), (4096, 4096, 1024), (1000, 776, 2056), (409
 def test_stream_k_shares_partial_waves_and_keeps_its_counters_clean(name):
     """Every stream-K unit's partials reach the block that finishes its tile, at shapes that share
     tiles several ways; back-to-back launches leave the counters at zero (the finisher resets)."""
-    import cupy as cp
-
-    from pgstudio.codegen.gemm import emit_gemm
-    from pgstudio.runtime.gemm_run import TOLERANCE, GemmLauncher, GemmWorkload
     from pgstudio.runtime.run import run_gemm
-    from pgstudio.runtime.storage import to_float32
     d = LIFTED[name](dtype="bfloat16")
     for seed, (m, n, k) in enumerate(STREAM_K_SHAPES):
         res = run_gemm(d, m, n, k, seed=seed)
         assert res.ok and res.checks
-    src = emit_gemm(d)
-    la = GemmLauncher(src)
-    data = GemmWorkload.make(d, src, 512, 512, 4096, seed=9)
-    la.verify(data)
-    for _ in range(3):
-        la.launch(data)
-    cp.cuda.get_current_stream().synchronize()
-    assert int(la.workspace(data)[1].sum()) == 0
-    data.poison()
-    la.launch(data)  # no reset in between: the finishers left the counters at zero
-    cp.cuda.get_current_stream().synchronize()
-    for out, want in data.reference().items():
-        got = to_float32(data.arrays[out], "bfloat16")
-        assert not bool(cp.isnan(got).any())
-        assert float(cp.abs(got - want).max()) <= TOLERANCE["bfloat16"] * float(cp.abs(want).max())
+    _runs_again_with_clean_counters(d, "bfloat16", (512, 512, 4096), 9)
