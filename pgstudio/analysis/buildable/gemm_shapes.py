@@ -196,12 +196,13 @@ def tile_space(m: int, n: int, k: int, dtype: str, sms: int = SMS_H100) -> tuple
     the ``gemm_tiles`` model first: each BM x BN the two MMA warpgroups can cover (at most 128
     fp32 accumulators a thread), each BK, the deepest pipeline that fits and one stage less, and
     the split-K counts that keep the work units within two waves and each unit at least
-    ``MIN_K_TILES_PER_SPLIT`` k tiles deep.  Some may still be refused by the design rules (the
+    ``MIN_K_TILES_PER_SPLIT`` k tiles deep, pairs of blocks in clusters, and stream-K where the
+    last wave is partly empty.  Some may still be refused by the design rules (the
     caller validates); what is left is a benchmark's to measure.
 
     >>> space = tile_space(128, 8192, 8192, "float16")
     >>> len(space), {t.split_k for t in space} == {1, 2, 3, 4, 6, 8}, {t.cluster for t in space}
-    (132, True, {(1, 1), (1, 2), (2, 1)})
+    (160, True, {(1, 1), (1, 2), (2, 1)})
     """
     esz = dtype_bytes(dtype)
     found: list[GemmTiles] = []
@@ -223,6 +224,8 @@ def tile_space(m: int, n: int, k: int, dtype: str, sms: int = SMS_H100) -> tuple
                         if s == 1:  # pairs of blocks sharing A (along N) or B (along M), where there are pairs
                             found += [GemmTiles(bm, bn, bk, stages, 1, cost, cl) for cl in SPACE_CLUSTERS
                                       if (-(-m // bm) if cl[0] > 1 else -(-n // bn)) >= 2]
+                            if stream_k_units(tiles, k_tiles, sms)[1]:  # the last wave's tiles shared
+                                found.append(GemmTiles(bm, bn, bk, stages, 1, cost, stream_k=True))
     found.sort(key=lambda t: (t.cost, t.split_k, -t.bn, -t.stages))
     return tuple(found)
 
