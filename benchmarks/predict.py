@@ -182,6 +182,7 @@ def refreshed(rec: Recording) -> Recording:
     (``workload`` of the variant's design, at the occupancy and element count recorded): the
     measured times stay, what the model reads of each design follows the current rule.  Runs
     whose label is not a sweep variant (the repository's figures: ``--repo-figures``) are kept."""
+    from pgstudio.errors import PgStudioError
     from pgstudio.explore.sweep_space import Variant, parse_tile
     runs = []
     for r in rec.runs:
@@ -190,7 +191,7 @@ def refreshed(rec: Recording) -> Recording:
         try:
             v = Variant(grouping, int(stages), parse_tile(tile[:-1] if tile.endswith("B") else tile))
             d = v.build(examples.example(r.family))
-        except Exception:  # noqa: BLE001 - not a sweep label: kept as recorded
+        except (ValueError, PgStudioError):  # not a sweep label (or no longer a variant): kept as recorded
             runs.append(r)
             continue
         n = r.workload.num_elements if r.family in examples.STREAMING else None

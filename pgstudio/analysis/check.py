@@ -41,7 +41,7 @@ from .search import SearchResult, bfs, causal_slice
 from .statespace import ARRIVE, COPY, EXPECT, State, StateSpace, Violation
 from .timeline import ARRIVE as ARRIVE_EVENT
 from .uses import barrier_uses, kept
-from .timeline import BLOCKED, PHASE_FLIP, SYNC, WORK, Event, Timeline
+from .timeline import BLOCKED, COPY_LANE, PHASE_FLIP, SYNC, WORK, Event, Timeline
 from .verdict import INCOMPLETE, SAFE, UNSAFE, TraceRow, Verdict
 
 #: Findings about a state where nothing can move, rather than about one step.
@@ -249,8 +249,9 @@ def _witness(space: StateSpace, trace: list, v: Violation, deadline: Deadline = 
     lanes = []
     for t in design.tasks:
         lanes.append((t.name, t.warp_idx, t.num_warps))
-        if any(e.task == f"{t.name}.tma" for e in events):
-            lanes.append((f"{t.name}.tma", t.warp_idx, t.num_warps))
+        copies = COPY_LANE.format(task=t.name)
+        if any(e.task == copies for e in events):
+            lanes.append((copies, t.warp_idx, t.num_warps))
     timeline = Timeline.from_events(design.name, events, lanes, "witness",
                                     (("unit", "step"), ("violation", v.kind), ("message", v.message)))
     return rows, timeline

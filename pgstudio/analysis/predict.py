@@ -183,12 +183,10 @@ def _gemm(w: Workload, m: Machine) -> Prediction:
     k_tiles = -(-k_tiles_all // max(w.split_k, 1))
     csize = w.cluster_m * w.cluster_n
     blocks = min(units, (m.sms * blocks_per_sm(w, m)) // csize * csize)
-    rounds_of = units
+    dp, workers = units, 0
     if w.stream_k:  # the full waves run whole tiles (the rounds below), the rest is shared (_stream_k_tail)
         blocks = m.sms * blocks_per_sm(w, m)
         dp, workers = stream_k_units(tiles, k_tiles_all, blocks)
-        rounds_of = dp if workers else units
-    sk = rounds_of < units
     l2_per_k = w.load_bytes - w.shared_bytes / 2 if csize > 1 else w.load_bytes  # multicast: half each
     hbm = _gemm_hbm_bytes(w, m)
     l2_total = units * k_tiles * l2_per_k + units * w.tile_load_bytes
@@ -201,7 +199,7 @@ def _gemm(w: Workload, m: Machine) -> Prediction:
     writeout = w.staging_bytes / m.smem_bytes_per_ns
     total, period0, bound0, bw0 = m.launch_ns + latency_ns, 0.0, "", 0.0
     epilogue = 0.0
-    for count, active in _rounds(rounds_of, blocks):
+    for count, active in _rounds(dp, blocks):
         bandwidth = max(active * l2_per_k / m.l2_bytes_per_ns, active * hbm_per_k / m.hbm_sustained)
         period, bound = _limits(compute, issue, _sm_sync(w, m, -(-active // m.sms)), latency, bandwidth, m.knee)
         epilogue = (w.tile_store_bytes + w.tile_load_bytes) * active / m.hbm_sustained + m.load_latency_hbm_ns
@@ -209,8 +207,9 @@ def _gemm(w: Workload, m: Machine) -> Prediction:
         total += count * max(mainloop, epilogue)
         if not bound0:
             period0, bound0, bw0 = period, bound, bandwidth
-    if sk:  # the shared tiles' mainloop hides the last whole tile's epilogue, and ends with its own
-        total += _stream_k_tail(w, m, compute, issue, latency, l2_per_k, hbm_per_k, writeout, blocks)
+    if workers:  # the shared tiles' mainloop hides the last whole tile's epilogue, and ends with its own
+        total += _stream_k_tail(w, m, tiles - dp, workers, k_tiles_all, (compute, issue, latency),
+                                l2_per_k, hbm_per_k, writeout)
     else:
         total += epilogue  # the last unit's epilogue is not hidden behind another mainloop
     floor = m.launch_ns + hbm / m.hbm_sustained
@@ -218,20 +217,19 @@ def _gemm(w: Workload, m: Machine) -> Prediction:
                       k_tiles, m.label(), latency_ns, bw0)
 
 
-def _stream_k_tail(w: Workload, m: Machine, compute: float, issue: float, latency: float, l2_per_k: float,
-                   hbm_per_k: float, writeout: float, blocks: int) -> float:
-    """Stream-K: the tiles past the full waves, their k tiles shared evenly by the workers
-    (``gemm_limits.stream_k_units``); each worker's share runs at the period of that many
-    active blocks, then the tile's partial sums make one round trip through L2 (written by
-    every worker but the finishing one, read by it) before the finisher's epilogue."""
-    tiles = -(-w.m // w.bm) * -(-w.n // w.bn)
-    k_tiles_all = -(-w.k // w.bk)
-    dp, workers = stream_k_units(tiles, k_tiles_all, blocks)
-    share = -(-(tiles - dp) * k_tiles_all // workers)
+def _stream_k_tail(w: Workload, m: Machine, shared: int, workers: int, k_tiles_all: int,
+                   limits: tuple[float, float, float], l2_per_k: float, hbm_per_k: float, writeout: float) -> float:
+    """Stream-K: the ``shared`` tiles past the full waves, their k tiles spread evenly over the
+    ``workers`` (``gemm_limits.stream_k_units``); each worker's share runs at the period of that
+    many active blocks (``limits``: the compute, issue and latency limits of a k tile), then the
+    tile's partial sums make one round trip through L2 (written by every worker but the
+    finishing one, read by it) before the finisher's epilogue."""
+    compute, issue, latency = limits
+    share = -(-shared * k_tiles_all // workers)
     bandwidth = max(workers * l2_per_k / m.l2_bytes_per_ns, workers * hbm_per_k / m.hbm_sustained)
     period, _ = _limits(compute, issue, _sm_sync(w, m, -(-workers // m.sms)), latency, bandwidth, m.knee)
     partials = 2 * w.bm * w.bn * 4 * workers / m.l2_bytes_per_ns + m.load_latency_l2_ns
-    epilogue = w.tile_store_bytes * (tiles - dp) / m.hbm_sustained + m.load_latency_hbm_ns
+    epilogue = w.tile_store_bytes * shared / m.hbm_sustained + m.load_latency_hbm_ns
     return share * period + writeout + partials + epilogue
 
 

@@ -32,9 +32,10 @@ from ..errors import DesignError
 from ..model.design import Design
 from ..model.kinds import OpKind, Verb, Who
 from ..model.protocol import wait_parity, waiter
-from ..model.resource import alias_roots
+from ..model.resource import Memory, alias_roots
 from ..model.schedule import Step
 from ..model.targets import DTYPE_BYTES
+from .accumulators import accumulators, operands
 from .barrier_layout import BarrierLayout, barrier_layout
 from .budget import NEVER, Deadline
 from .buildable.gemm_limits import column_slices
@@ -301,14 +302,23 @@ class _Unroller:
         return {"work": kw, "dma": dma, "operands": operands}
 
     def _column_slices(self, args: list[str]) -> int:
-        """A GEMM store of k tiles (inputs of BM x BK, an output without N) is cut into N-tile
-        column slices (``gemm_limits.column_slices``): each block reads and stores its slice only.  Where
-        BK = BN a tile's shape does not say its space, and the whole tile is counted."""
-        p = self.problem
-        shapes = {tuple(self.res[a].tile) for a in args if self.res[a].tile}
-        if p.get("BK") == p.get("BN") or shapes != {(p.get("BM"), p.get("BK"))}:
-            return 1
-        return column_slices("MK", p)
+        """A GEMM store of k tiles of A (staged copies of the MMA's A operand's global tensor: the
+        "MK" space, as the generator's checks read a tile's space by its source) is cut into
+        N-tile column slices (``gemm_limits.column_slices``): each block reads and stores its
+        slice only."""
+        sources = {self._source(a) for a in args if self.res[a].tile}
+        return column_slices("MK", self.problem) if sources and sources == {self._a_source()} else 1
+
+    def _source(self, name: str) -> str | None:
+        """The global tensor a staged tile copies (None for any other resource)."""
+        deps = [x for x in self.design.deps(name) if x in self.res and self.res[x].memory is Memory.GMEM]
+        return deps[0] if len(deps) == 1 else None
+
+    def _a_source(self) -> str | None:
+        """The global tensor of the MMA's A operand (``accumulators.operands``), None without one."""
+        accs = accumulators(self.design)
+        pair = operands(self.design, accs[0]) if accs else None
+        return self._source(pair[0]) if pair else None
 
     def _flops(self, target: str, args: list[str]) -> int:
         res = self.res

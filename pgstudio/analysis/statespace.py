@@ -42,6 +42,7 @@ from .mbarrier import Mbarrier
 from .occupancy import Occupancy
 from .program import Act, Program, StepRun
 from .range_or import RangeOr
+from .timeline import COPY_LANE
 from .violations import KINDS, Violation, check_reads, check_write, leak, terminal, wrong_phase
 
 NOOP, WAIT, ARRIVE, EXPECT, COPY, WRITE, READ = range(7)
@@ -305,7 +306,7 @@ class StateSpace:
         """(agent name, instruction) of agent ``a``'s next transition in ``s``."""
         if a < 0:
             t, pc, _ = s.copies[~a]
-            return f"{self.tasks[t]}.tma", self.code[t][pc]
+            return COPY_LANE.format(task=self.tasks[t]), self.code[t][pc]
         return self.tasks[a], self.code[a][s.pcs[a]]
 
     # -- transitions ------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from statistics import median
 from typing import Iterable
 
 __all__ = ["WORK", "SYNC", "BLOCKED", "ARRIVE", "PHASE_FLIP", "KINDS", "COPY_LANE", "Event", "Timeline", "is_copy_lane",
-           "role_of"]
+           "role_of", "task_of"]
 
 #: Event kinds.
 WORK, SYNC, BLOCKED, ARRIVE, PHASE_FLIP = "work", "sync", "blocked", "arrive", "phase_flip"
@@ -28,6 +28,12 @@ COPY_LANE = "{task}.tma"
 def is_copy_lane(lane: str) -> bool:
     """Whether ``lane`` is a task's copy lane (``COPY_LANE``) rather than the task's own."""
     return lane.endswith(COPY_LANE.format(task=""))
+
+
+def task_of(lane: str) -> str:
+    """The task a lane belongs to: the lane itself, or the task whose copies a copy lane shows."""
+    suffix = COPY_LANE.format(task="")
+    return lane[:-len(suffix)] if lane.endswith(suffix) else lane
 
 
 def role_of(barrier: str) -> str:

@@ -182,7 +182,7 @@ def with_gemm_tiles(design: Design, tiles: Any) -> Design:
     problem = {**keep, **gemm_problem(int(p["M"]), int(p["N"]), int(p["K"]), tiles.bm, tiles.bn, tiles.bk,
                                       str(p.get("dtype", "float16")), b_major=str(p.get("b_major", "mn")),
                                       split_k=tiles.split_k, cluster=tuple(tiles.cluster),
-                                      stream_k=getattr(tiles, "stream_k", False))}
+                                      stream_k=tiles.stream_k)}
     return _rebuild(d, list(d.resources), problem)
 
 

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from html import escape
 from typing import Any
 
+from ..analysis.timeline import role_of, task_of
+
 
 @dataclass(frozen=True)
 class Link:
@@ -45,9 +47,9 @@ def event_link(design: Any, event: Any, source: Any = None) -> Link:
     from ..render.interactive import event_text
 
     names = _names(design, event.target) if event.target else set()
-    task = event.task.split(".")[0]  # "load_a.tma": the copy engine lane of task load_a
+    task = task_of(event.task)  # "load_a.tma": the copy engine lane of task load_a
     op = {"blocked": "wait", "arrive": "commit", "phase_flip": "wait", "copy": "load"}.get(event.op, event.op)
-    if event.op == "blocked" and event.barrier and "empty" in event.barrier:
+    if event.op == "blocked" and event.barrier and role_of(event.barrier) == "empty":
         op = "acquire"
     sched_line = next((i for i, line in enumerate(_schedule_lines(design, task))
                        if _step_matches(line.strip(), op, names)), -1)
