@@ -196,7 +196,7 @@ def _gemm(w: Workload, m: Machine) -> Prediction:
     issue = w.copies * m.issue_ns + w.producer_acts * m.barrier_ns
     latency = latency_ns / max(w.stages - wgmma_in_flight(w.stages) * m.release_lag, MIN_SLACK)
     hbm_per_k = hbm / max(units * k_tiles, 1)
-    writeout = w.staging_bytes / m.smem_bytes_per_ns
+    writeout = w.staging_bytes / m.smem_bytes_per_ns + _turn_waits(w, m)
     total, period0, bound0, bw0 = m.launch_ns + latency_ns, 0.0, "", 0.0
     epilogue = 0.0
     for count, active in _rounds(dp, blocks):
@@ -215,6 +215,15 @@ def _gemm(w: Workload, m: Machine) -> Prediction:
     floor = m.launch_ns + hbm / m.hbm_sustained
     return Prediction(w.design, max(total, floor) * 1e-6, period0, bound0, -(-units // blocks), blocks, units,
                       k_tiles, m.label(), latency_ns, bw0)
+
+
+def _turn_waits(w: Workload, m: Machine) -> float:
+    """What an MMA task waits between the turns of a tile through its staging buffer
+    (``Workload.staging_turns``): for each further turn the epilogue sees the turn, has the TMA
+    engine read it out and gives the buffer back -- two barrier hand-overs, a copy issued and the
+    turn's bytes read at the shared-memory rate."""
+    turns = max(w.staging_turns, 1)
+    return (turns - 1) * (2 * m.barrier_ns + m.issue_ns + w.staging_bytes / turns / m.smem_bytes_per_ns)
 
 
 def _stream_k_tail(w: Workload, m: Machine, shared: int, workers: int, k_tiles_all: int,

@@ -124,6 +124,7 @@ class Program:
     runs: tuple[tuple[StepRun, ...], ...]  # per task, in task order
     buffers: Mapping[str, str]  # resource -> the resource whose buffer it occupies
     caveats: tuple[str, ...] = ()  # why the loop counts do not keep the design's relations (loops.py)
+    turns: int = 1  # turns each tile takes through the accumulator's staging (``Staging.turns``)
 
     def slot_counts(self) -> tuple[int, ...]:
         """Init count of every slot, in slot order (the generator's internal slots last)."""
@@ -151,8 +152,10 @@ class _Unroller:
     same on every iteration: ``_facts`` works it out once per step of the plan."""
 
     def __init__(self, design: Design, layout: BarrierLayout, counts: Mapping[str, int],
-                 deadline: Deadline = NEVER) -> None:
+                 deadline: Deadline = NEVER, turns: int = 1) -> None:
         self.design = design
+        self.turns = turns
+        self.accs = {a.name for a in accumulators(design)} if turns > 1 else set()
         self.deadline = deadline
         self.built = 0  # steps built so far, over every task (for ``deadline``'s message)
         self.total = 0
@@ -176,8 +179,24 @@ class _Unroller:
         self.out: list[StepRun] = []
         self.flat = -1
         self.fresh = True  # no innermost iteration started yet in the current outer iteration
+        # staging turns (``Staging.turns``): the task draining the accumulator runs its tile body
+        # once per turn on a share of the tile; the MMA commits each turn after acquiring the stage
+        self.drain = bool(self.accs & set(task.src_resources))
+        self.acquire = self._accumulator_acquire(plan.nodes) if self.accs & set(task.dst_resources) else None
+        self.turn_of_commit = 0
         self.nodes(plan.nodes, 0)
         return tuple(self.out)
+
+    def _accumulator_acquire(self, nodes) -> ResolvedStep | None:
+        """The MMA task's acquire of its accumulator (the step each further turn repeats)."""
+        for n in nodes:
+            if isinstance(n, ResolvedLoop):
+                found = self._accumulator_acquire(n.body)
+                if found is not None:
+                    return found
+            elif n.step.op == "acquire" and n.step.target in self.accs and n.kind is OpKind.UMMA:
+                return n
+        return None
 
     def nodes(self, nodes, depth: int) -> None:
         for n in nodes:
@@ -189,7 +208,8 @@ class _Unroller:
                         self.fresh = False
                     elif depth == 0:
                         self.fresh = True
-                    self.nodes(n.body, depth + 1)
+                    for _turn in range(self.turns if self.drain and depth == 0 else 1):
+                        self.nodes(n.body, depth + 1)
             else:
                 self.step(n)
 
@@ -234,11 +254,19 @@ class _Unroller:
             kw.update(f["work"])
             if f["dma"]:
                 kw["reads"] = tuple((a, *self.values.get(a, (-1, -1))) for a in f["operands"])
+        if self.drain and "work_bytes" in kw:
+            kw["work_bytes"] //= self.turns  # one turn's share of the tile
         flat = self.flat + 1 if self.fresh else self.flat
         self.out.append(StepRun(t.name, len(self.out), step, rs.side, rs.kind, max(flat, 0), stage, rnd,
                                 acts, threads=t.num_threads, **kw))
         for c in rs.advances:
             self.cursors[c] = self.cursors.get(c, 0) + 1
+        if self.acquire is not None and step.op == "commit" and step.target in self.accs and not self.turn_of_commit:
+            for turn in range(1, self.turns):  # the tile's further turns: acquire the stage again, commit
+                self.turn_of_commit = turn
+                self.step(self.acquire)
+                self.step(rs)
+            self.turn_of_commit = 0
 
     def _tile(self, name: str) -> int:
         r = self.res.get(name)
@@ -331,9 +359,11 @@ class _Unroller:
 
 def unroll(design: Design, counts: Mapping[str, int] | None = None, layout: BarrierLayout | None = None, *,
            iterations: int | None = 4, inner: int | None = 2, loops: Mapping[str, int] | None = None,
-           max_steps: int | None = MAX_UNROLLED_STEPS, deadline: Deadline = NEVER) -> Program:
+           max_steps: int | None = MAX_UNROLLED_STEPS, deadline: Deadline = NEVER, turns: int = 1) -> Program:
     """Every task's steps over the chosen loop counts (``counts``: from ``loops.shrink`` by default,
-    whose caveats the program keeps).  A program of more than ``max_steps`` executed steps is
+    whose caveats the program keeps).  ``turns`` > 1: each tile passes through the accumulator's
+    staging in that many turns, as an sm_90a kernel runs it (``smem_layout.Staging.turns``; the
+    simulator passes it, the protocol checks keep one turn).  A program of more than ``max_steps`` executed steps is
     refused before it is built (the checker passes None: its own budget answers INCOMPLETE);
     ``deadline`` is polled per step built (``budget.OutOfTime`` past it)."""
     require_modelled(design, "pgstudio's simulator and checker")
@@ -348,10 +378,10 @@ def unroll(design: Design, counts: Mapping[str, int] | None = None, layout: Barr
                           f"{max_steps} (loop counts: {', '.join(f'{k}={v}' for k, v in counts.items()) or 'none'})",
                           code="analysis.size", hint="run fewer iterations, or cap inner loops (inner=..., --inner)")
     plans = resolve(design, layout)
-    u = _Unroller(design, layout, counts, deadline)
+    u = _Unroller(design, layout, counts, deadline, turns)
     u.total = steps
     runs = tuple(u.task(t, plans[t.name]) for t in design.tasks)
-    return Program(design, layout, dict(counts), tuple(t.name for t in design.tasks), runs, u.roots, caveats)
+    return Program(design, layout, dict(counts), tuple(t.name for t in design.tasks), runs, u.roots, caveats, turns)
 
 
 __all__ = ["Act", "DTYPE_BYTES", "MAX_UNROLLED_STEPS", "Program", "StepRun", "loop_counts", "tile_bytes", "trip_count",

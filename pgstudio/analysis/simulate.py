@@ -72,12 +72,15 @@ class Simulator:
                  loops: Mapping[str, int] | None = None, cost: CostModel = H200, program: Program | None = None) -> None:
         self.design = design
         self.cost = cost
-        self.program = program or unroll(design, iterations=iterations, inner=inner, loops=loops)
-        # sm_90a: the MMA's accumulator is in registers, written to its staging buffer at commit
+        # sm_90a: the MMA's accumulator is in registers, written to its staging buffer at commit,
+        # in as many turns as the staging buffer takes (``smem_layout.Staging.turns``)
+        in_registers = bool(design.targets) and accumulator_in_registers(design.targets[0])
+        turns = staging_turns_of(design) if in_registers and program is None else 1
+        self.program = program or unroll(design, iterations=iterations, inner=inner, loops=loops, turns=turns)
         self._writeout = 0
-        if design.targets and accumulator_in_registers(design.targets[0]):
+        if in_registers:
             self.program = acquire_accumulator_at_commit(self.program)
-            self._writeout = _staging_bytes(design)
+            self._writeout = _staging_bytes(design) // self.program.turns
         self.counts = self.program.slot_counts()
         self.states: list[Mbarrier] = [mbarrier.init(c) for c in self.counts]
         self.snapshots: list[Snapshot] = []
@@ -288,6 +291,17 @@ def _staging_bytes(design: Design) -> int:
     return workload(design).staging_bytes if is_mma_design(design) else 0
 
 
+def staging_turns_of(design: Design) -> int:
+    """The turns each tile takes through the accumulator's staging on the design's first target
+    (``smem_layout.Staging.turns``, what the generator builds; 1 without an MMA)."""
+    from .buildable.steps import is_mma_design
+    from .smem_layout import smem_layout
+    if not is_mma_design(design):
+        return 1
+    staging = smem_layout(design, arch=design.targets[0]).staging
+    return staging[0].turns if staging else 1
+
+
 def acquire_accumulator_at_commit(program: Program) -> Program:
     """``program`` with every MMA task's acquire of its accumulator moved to its commit, as the
     sm_90a kernel runs it (``gemm_limits.accumulator_in_registers``): the wgmma accumulator is in
@@ -327,4 +341,4 @@ def simulate(design: Design, iterations: int = 8, *, inner: int | None = None, l
         return Simulator(design, iterations, inner=inner, loops=loops, cost=cost).run()
 
 
-__all__ = ["Simulator", "Snapshot", "acquire_accumulator_at_commit", "simulate"]
+__all__ = ["Simulator", "Snapshot", "acquire_accumulator_at_commit", "simulate", "staging_turns_of"]

@@ -58,7 +58,13 @@ class Staging:
     A 16-bit staging buffer is laid out like a TMA tile: ``panel``-byte (128 B) swizzled panels of
     64 columns, one after the other, so the MMA threads write it without bank conflicts and the
     TMA engine can store it to global memory as it is.  A float32 one is plain rows, each padded
-    by ``STAGING_PAD`` bytes against bank conflicts (``panel`` 0)."""
+    by ``STAGING_PAD`` bytes against bank conflicts (``panel`` 0).
+
+    ``turns`` > 1 (``STAGING_TURNS``, sm_90a only): a stage's buffer holds ``1 / turns`` of the
+    tile's columns (whole panels), and each tile passes through it in that many turns -- the MMA
+    threads write a turn, commit it on the stage's full barrier, and write the next once the
+    epilogue has released the stage (its TMA stores have read the turn).  What a whole-tile buffer
+    would cost in stages is then left to the operands' pipeline (``staging_turns``)."""
 
     resource: str
     offset: int
@@ -68,6 +74,7 @@ class Staging:
     stages: int
     cols: int = 0
     panel: int = 0  # swizzled panel width in bytes; 0: padded rows
+    turns: int = 1  # turns a tile takes through a stage's buffer (each holds cols / turns columns)
 
     @property
     def swizzled(self) -> bool:
@@ -78,6 +85,11 @@ class Staging:
         return self.panel // DTYPE_BYTES[self.dtype] if self.panel else self.cols
 
     @property
+    def turn_cols(self) -> int:
+        """Columns of the tile one turn (one stage's buffer) holds."""
+        return self.cols // self.turns
+
+    @property
     def panel_stride(self) -> int:
         """Bytes from one panel to the next (a swizzled buffer)."""
         return self.rows * self.panel
@@ -85,7 +97,7 @@ class Staging:
     @property
     def stage_bytes(self) -> int:
         if self.panel:
-            return self.rows * self.cols * DTYPE_BYTES[self.dtype]
+            return self.rows * self.turn_cols * DTYPE_BYTES[self.dtype]
         return self.rows * self.pitch
 
     @property
@@ -137,7 +149,9 @@ class SmemLayout:
         """``data 65536 B + barriers 96 B`` (every part that is there)."""
         parts = [f"data {self.data_bytes} B"]
         if self.staging:
-            parts.append(f"accumulator staging {self.staging_bytes} B ({', '.join(sorted({s.dtype for s in self.staging}))})")
+            turns = max(s.turns for s in self.staging)
+            parts.append(f"accumulator staging {self.staging_bytes} B ({', '.join(sorted({s.dtype for s in self.staging}))}"
+                         f"{f', each tile in {turns} turns' if turns > 1 else ''})")
         parts.append(f"barriers {self.barrier_bytes} B")
         if self.extra_bytes:
             parts.append(f"tensor-memory slot and mma_done barriers {self.extra_bytes} B")
@@ -162,6 +176,28 @@ class SmemLayout:
 
     def __str__(self) -> str:
         return self.report()
+
+
+#: Turns a tile may take through an accumulator stage's buffer, fewest first (``Staging.turns``).
+STAGING_TURNS = (1, 2, 4)
+
+
+def staging_turns(design: Design, arch: str, plain: bool) -> tuple[int, ...]:
+    """The turn counts a design's accumulator staging may use on ``arch``, fewest first.
+
+    More than one only where the kernel can hand a tile over in parts: on sm_90a (the accumulator
+    is in the MMA threads' registers, ``gemm_limits.accumulator_in_registers``, so each turn is
+    written from them), when the staging is ``plain`` (every output is the accumulator itself in
+    its type, stored by the TMA engine panel by panel, no split-K), and when every task that drains
+    the accumulator reads nothing else (its tile loop is the accumulator's alone, so it can run it
+    once per turn, and stores each turn through the TMA engine: at most ``MAX_TMA_STORE_TASKS``
+    such tasks).  The smem capacity rule, the generator and the simulator read this one rule:
+    the generator and simulator through ``Staging.turns``."""
+    from .buildable.gemm_limits import MAX_TMA_STORE_TASKS, accumulator_in_registers  # (buildable imports this)
+    accs = {a.name for a, _ in staged_accumulators(design)}
+    drains = [t for t in design.tasks if accs & set(t.src_resources)]
+    alone = 0 < len(drains) <= MAX_TMA_STORE_TASKS and all(set(t.src_resources) <= accs for t in drains)
+    return STAGING_TURNS if plain and alone and accumulator_in_registers(arch) else STAGING_TURNS[:1]
 
 
 def _align(n: int, a: int) -> int:
@@ -224,20 +260,31 @@ def smem_layout(design: Design, capacity: int | None = None, *, arch: str | None
     first = (narrow, "float32") if plain else ("float32", narrow)
     choices = [staging_dtype] if staging_dtype else list(dict.fromkeys(first))
 
-    def build(dt: str, slack: int) -> SmemLayout:
+    def build(dt: str, slack: int, turns: int = 1) -> SmemLayout | None:
         staging, at = [], _align(data, DATA_ALIGN)
         for a, (rows, cols) in accs:
             esz = DTYPE_BYTES.get(dt, 4)
             if esz == 2 and (cols * esz) % SWIZZLE_PANEL == 0 and rows % 8 == 0:
-                st = Staging(a.name, at, rows, SWIZZLE_PANEL, dt, a.pipeline_config.num_stages, cols, SWIZZLE_PANEL)
+                if (cols * esz) % (SWIZZLE_PANEL * turns):
+                    return None  # a turn holds whole panels
+                st = Staging(a.name, at, rows, SWIZZLE_PANEL, dt, a.pipeline_config.num_stages, cols, SWIZZLE_PANEL,
+                             turns)
+            elif turns > 1:
+                return None
             else:
                 st = Staging(a.name, at, rows, cols * esz + STAGING_PAD, dt, a.pipeline_config.num_stages, cols)
             staging.append(st)
             at += st.num_bytes
         return SmemLayout(tuple(buffers), data, _align(at, 16), nbar, cap, tmem, tuple(staging), extra, slack, arch)
 
+    # whole-tile staging first (every layout that fitted before keeps it), then turns in the
+    # operands' type where the kernel can take them (``staging_turns``)
     tries = [build(dt, slack) for slack in (ALIGN_SLACK, 0) for dt in choices]
+    tries += [build(narrow, slack, turns) for turns in staging_turns(design, arch, plain)[1:]
+              for slack in (ALIGN_SLACK, 0) if narrow in choices]
+    tries = [t for t in tries if t is not None]
     return next((t for t in tries if t.fits), min(tries, key=lambda t: t.total_bytes))
 
 
-__all__ = ["ALIGN_SLACK", "STAGING_PAD", "SWIZZLE_PANEL", "Buffer", "SmemLayout", "Staging", "smem_layout"]
+__all__ = ["ALIGN_SLACK", "STAGING_PAD", "STAGING_TURNS", "SWIZZLE_PANEL", "Buffer", "SmemLayout", "Staging", "smem_layout",
+           "staging_turns"]

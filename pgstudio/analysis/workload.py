@@ -85,6 +85,7 @@ class Workload:
     tile_load_bytes: int = 0  # e.g. a residual tile
     tile_store_bytes: int = 0  # the epilogue's output bytes
     staging_bytes: int = 0  # the accumulator as written to the staging buffer
+    staging_turns: int = 1  # turns a tile takes through the staging buffer (``smem_layout.Staging.turns``)
 
     def as_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -158,8 +159,9 @@ def workload(design: Design, *, num_elements: int | None = None, blocks_per_sm: 
     busiest = max(loaders, key=lambda w: (w.copies, w.acts), default=Work())
     slowest = max(consumers, key=lambda w: (w.flops, w.thread_bytes / max(w.threads, 1), w.acts), default=Work())
     dtype = str(p.get("dtype") or (design.resources[0].dtype if design.resources else "float32"))
+    layout = smem_layout(design, arch="sm_90a")
     common = dict(kind=GEMM if gemm else STREAM, design=design.name, dtype=dtype, stages=_stages(design, gemm),
-                  threads=design.num_warps * 32, smem_bytes=smem_layout(design, arch="sm_90a").total_bytes,
+                  threads=design.num_warps * 32, smem_bytes=layout.total_bytes,
                   blocks_per_sm=int(blocks_per_sm), load_bytes=sum(w.copy_bytes for w in loaders),
                   copies=busiest.copies, producer_acts=busiest.acts, consumer_flops=slowest.flops,
                   consumer_acts=slowest.acts, consumer_threads=slowest.threads,
@@ -187,7 +189,7 @@ def workload(design: Design, *, num_elements: int | None = None, blocks_per_sm: 
                     bk=int(p["BK"]), split_k=int(p.get("SPLIT_K", 1)),
                     stream_k=bool(p.get("STREAM_K", 0)), cluster_m=cm, cluster_n=cn, shared_bytes=shared,
                     tile_load_bytes=tile_loads, tile_store_bytes=sum(w.store_bytes for w in first.values()),
-                    staging_bytes=staging)
+                    staging_bytes=staging, staging_turns=layout.staging[0].turns if layout.staging else 1)
 
 
 __all__ = ["GEMM", "STREAM", "Work", "Workload", "workload"]

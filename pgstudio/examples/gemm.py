@@ -132,7 +132,7 @@ def _b_major(b_major: str | None, dtype: str) -> str:
 def merge_gemm(m: int = 4096, n: int = 4096, k: int = 4096, num_stages: int = 3, bm: int = 128, bn: int | None = None,
                bk: int = 64, dtype: str = "float16", mode: PipelineGroupMode = PipelineGroupMode.Merge,
                b_producer: str = "tma", *, b_major: str | None = None, split_k: int = 1,
-               cluster: tuple[int, int] = (1, 1), stream_k: bool = False) -> Design:
+               cluster: tuple[int, int] = (1, 1), stream_k: bool = False, acc_stages: int = 1) -> Design:
     """D = A @ B (a Merge of the two operand tiles): LoadA, LoadB -> MMA (releases the group once) -> epilogue.
 
     Warp layout (sized for the H200's tensor cores): warpgroup 0 holds load_a (warp 0), load_b
@@ -159,7 +159,7 @@ def merge_gemm(m: int = 4096, n: int = 4096, k: int = 4096, num_stages: int = 3,
     gmem_b = GmemTensor("gmem_b", dtype=dtype)
     smem_a, smem_b = _operands(num_stages, bm, bn, bk, dtype, b_async=b_producer == "async")
     is_async = b_producer == "async"
-    tmem_c = _accumulator(bm, bn, consumer=WARPGROUP if is_async else CooperativeGroup(Agent.Warp, 2))
+    tmem_c = _accumulator(bm, bn, acc_stages, consumer=WARPGROUP if is_async else CooperativeGroup(Agent.Warp, 2))
     gmem_d = GmemTensor("gmem_d", compute=Compute("store", "tmem_c"), dtype=dtype)
     ab = PipelineGroup(name="ab", members=[smem_a, smem_b], mode=mode)
     mma = fused_mma_schedule if mode is PipelineGroupMode.FusedMerge else merge_mma_schedule

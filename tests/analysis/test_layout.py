@@ -258,9 +258,29 @@ def test_the_figure_counts_the_accumulator_staging():
     assert smem.report() == ("smem (sm_90a): data 147456 B + accumulator staging 65536 B (float16) + barriers 88 B + "
                              "alignment 1024 B = 214104 B of 232448 B (92.1%)")
     big = examples.merge_gemm(num_stages=4)  # operand stages alone would fit: 196608 B
-    assert smem_layout(big).data_bytes < SMEM_CAPACITY and not smem_layout(big).fits
-    assert smem_layout(big).report().endswith("DOES NOT FIT")
-    assert "smem.capacity" in big.validate().codes()
+    turned = smem_layout(big)  # sm_90a: the staging takes each tile in two turns of 128 columns
+    assert turned.fits and turned.staging[0].turns == 2 and turned.staging_bytes == 32768
+    assert "accumulator staging 32768 B (float16, each tile in 2 turns)" in turned.report()
+    assert big.validate().ok
+    whole = smem_layout(big, arch="sm_100a")  # tensor memory drains through a whole tile's staging
+    assert whole.data_bytes < SMEM_CAPACITY and not whole.fits and whole.staging[0].turns == 1
+    assert whole.report().endswith("DOES NOT FIT")
+    assert "smem.capacity" in big.with_targets("sm_100a").validate().codes()
+
+
+def test_staging_takes_turns_only_where_the_kernel_can_hand_a_tile_over_in_parts():
+    fits_whole = smem_layout(examples.merge_gemm(num_stages=3))
+    assert fits_whole.staging[0].turns == 1  # whatever fitted before keeps its whole-tile staging
+    quarter = smem_layout(examples.merge_gemm(num_stages=4, acc_stages=2))  # two stages: a quarter tile each
+    assert quarter.fits and quarter.staging[0].turns == 4 and quarter.staging[0].stage_bytes == 16384
+    # the residual's epilogue reads R beside the accumulator: no turns
+    resadd = examples.merge_gemm_resadd(num_stages=3, bm=128, bn=256, bk=64, compact=True)
+    assert smem_layout(resadd).staging[0].turns == 1 and not smem_layout(resadd).fits
+    # split-K stages float32 partial sums: no turns
+    split = examples.merge_gemm(num_stages=4, split_k=2)
+    assert smem_layout(split).staging[0].turns == 1 and not smem_layout(split).fits
+    fork = smem_layout(examples.fork_gemm_act(num_stages=4, bm=128, bn=256, bk=64, compact=True))
+    assert fork.fits and fork.staging[0].turns == 2  # its epilogue drains the accumulator alone
 
 
 def test_staging_is_float32_when_it_fits_and_the_operand_type_otherwise():

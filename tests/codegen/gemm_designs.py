@@ -73,6 +73,13 @@ LIFTED = {
     "cluster_n2_bn128": lambda **kw: merge_gemm(bn=128, num_stages=4, cluster=(1, 2), **kw),  # odd tile columns
     "cluster_m2": lambda **kw: merge_gemm(cluster=(2, 1), **kw),
     "cluster_m2_b_k": lambda **kw: merge_gemm(bk=32, num_stages=6, b_major="k", cluster=(2, 1), **kw),
+    # the accumulator's staging takes each tile in turns (smem_layout.Staging.turns), leaving room for a
+    # fourth 128 x 256 x 64 stage: two turns of half a tile, four through two stages of a quarter
+    "turns2": lambda **kw: merge_gemm(num_stages=4, **kw),
+    "turns4": lambda **kw: merge_gemm(num_stages=4, acc_stages=2, **kw),
+    "turns2_cluster_n2": lambda **kw: merge_gemm(num_stages=4, cluster=(1, 2), **kw),
+    "turns2_stream_k": lambda **kw: merge_gemm(num_stages=4, stream_k=True, **kw),
+    "fork_turns2": lambda **kw: fork_gemm_act(compact=True, bn=256, num_stages=4, **kw),
 }
 #: tf32 (float32 operands; B stored N x K): name -> builder(**shape).
 LIFTED_TF32 = {

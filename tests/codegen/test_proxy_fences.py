@@ -11,6 +11,8 @@ check finds each fence taken out again.
 from __future__ import annotations
 
 import pytest
+
+from pgstudio.errors import DesignError
 from gemm_designs import BUILDERS, LIFTED, LIFTED_TF32
 from proxy_fences import events, fenced_pairs, missing_fences
 
@@ -26,7 +28,12 @@ def built(design, arch):
     """The kernel text of ``design`` on ``arch``, or None where the generators do not build it."""
     if plan_for(design, arch).problems:
         return None
-    return emit(design, arch=arch).code
+    try:
+        return emit(design, arch=arch).code
+    except DesignError as exc:  # e.g. staging in turns on sm_90a, a whole tile's on sm_100a: too much smem
+        if "smem.capacity" in str(exc):
+            return None
+        raise
 
 
 def without(code: str, words: str = FENCE_CALL) -> str:

@@ -98,6 +98,6 @@ def test_a_stream_k_choice_round_trips_through_its_key_and_the_tuner_measures_tw
     with pytest.raises(ValueError, match="BMxBNxBK/sSTAGES/kSPLIT"):
         GemmTiles.from_key("128x256x64/s3/k1/c1x2/c2x1")
     keys = [t.key for t in gemm_tiles(4096, 4096, 4096, "bfloat16")]
-    assert "128x256x64/s3/k1/sk" in keys and "128x256x64/s3/k1" in keys
+    assert "128x256x64/s4/k1/sk" in keys and "128x256x64/s4/k1" in keys
     whole = [t.key for t in gemm_tiles(4224, 3072, 1024, "bfloat16")]  # 396 tiles of 128 x 256: 3 full waves
-    assert "128x256x64/s3/k1" in whole and "128x256x64/s3/k1/sk" not in whole
+    assert "128x256x64/s4/k1" in whole and "128x256x64/s4/k1/sk" not in whole

@@ -114,8 +114,9 @@ class StoreSteps:
         c("// the output is the staged accumulator itself: the TMA engine stores its panels")
         with c.block("if (tt == 0)"):
             c(f"const u32 stg = base + {st.offset}u + (u32){self.stage_cursor(p.acc)} * {st.stage_bytes}u;")
-            for q in range(p.bn // st.panel_cols):
-                c(f"tma_store_2d(&{tm}, stg + {q * st.panel_stride}u, n0 + {q * st.panel_cols}, m0);")
+            turn = f"turn * {st.turn_cols} + " if st.turns > 1 else ""  # this turn's columns of the tile
+            for q in range(st.turn_cols // st.panel_cols):
+                c(f"tma_store_2d(&{tm}, stg + {q * st.panel_stride}u, n0 + {turn}{q * st.panel_cols}, m0);")
             c("bulk_commit();", "bulk_wait_read();  // the engine has read the staging buffer")
         if self.nt > 32:
             c(f"named_bar_sync({p.store_barrier(self.t.name)}, {self.nt});  // ... before any thread of the task releases it")

@@ -13,6 +13,8 @@ buffer.
 
 from __future__ import annotations
 
+from contextlib import nullcontext
+
 from ...analysis.resolve import ResolvedStep
 from . import wgmma
 from .code import MMA_BAR_ID
@@ -91,11 +93,18 @@ class Sm90Steps:
     def commit_accumulator(self, a) -> None:
         """The umma producer commit: registers staged, the MMA threads meet, one elected arrive."""
         c = self.c
-        self.stage_accumulator(a.cursor)
-        if self.p.tma_stores:
-            c("fence_proxy_async();  // the staging writes -> the TMA engine that stores them")
-        c("__threadfence_block();", f"named_bar_sync({MMA_BAR_ID}, {self.nt});",
-          f"if (tt == 0) pg_mbar_arrive({self.addr(a)});  // umma commit: results in place")
+        waits = self.pending_acquire.pop(a.cursor, [])
+        turns = self.p.staging.turns
+        for turn in range(turns):
+            if turn:  # the next turn of the tile: the stage the epilogue releases once it stored this one
+                c(f"// turn {turn + 1} of {turns}: the tile's next {self.p.staging.turn_cols} columns")
+                self.advance(a.cursor)
+            with c.block("") if turns > 1 else nullcontext():
+                self.stage_accumulator(a.cursor, waits, turn)
+            if self.p.tma_stores:
+                c("fence_proxy_async();  // the staging writes -> the TMA engine that stores them")
+            c("__threadfence_block();", f"named_bar_sync({MMA_BAR_ID}, {self.nt});",
+              f"if (tt == 0) pg_mbar_arrive({self.addr(a)});  // umma commit: results in place")
 
     def stream_k_slots(self, body) -> None:
         """Each MMA thread's fragment in a tile's partial-sum slot, as float4 groups: group g of
@@ -144,19 +153,28 @@ class Sm90Steps:
         c(f"named_bar_sync({MMA_BAR_ID}, {self.nt});  // every MMA thread's partials written ...",
           f"if (tt == 0) red_release_gpu({COUNTERS} + sk_tile, 1);  // ... then counted in, released device-wide")
 
-    def stage_accumulator(self, cursor: str) -> None:
-        """sm_90: the lazy acquire, then each thread writes its fragment to the staging buffer."""
+    def stage_accumulator(self, cursor: str, waits, turn: int = 0) -> None:
+        """sm_90: the lazy acquire (``waits``), then each thread writes its fragment -- of turn
+        ``turn``'s columns when the tile takes several turns (``Staging.turns``) -- to the staging
+        buffer."""
         c, p = self.c, self.p
         st = p.staging
-        for a in self.pending_acquire.pop(cursor, []):
+        for a in waits:
             c("// the umma producer's acquire: wait until the epilogue released this staging buffer")
             c(self.wait_code(a))
+        width = st.turn_cols
         c(f"const u32 stg = base + {st.offset}u + (u32)s_{self.v(cursor)} * {st.stage_bytes}u;", "#pragma unroll")
         with c.block(f"for (int r = 0; r < {p.mma_repeats}; ++r)"):
             c(f"const int row0 = (wgm * {p.mma_repeats} + r) * 64 + 16 * wl + (lane >> 2);", "#pragma unroll")
-            with c.block(f"for (int q = 0; q < {p.wg_cols // 8}; ++q)"):
-                col0 = f"wgn * {p.wg_cols} + " if p.wg_grid[1] > 1 else ""
-                c(f"const int col = {col0}8 * q + 2 * (lane & 3);", "#pragma unroll")
+            spread = p.wg_grid[1] > 1
+            q0, q1 = (0, p.wg_cols // 8) if st.turns == 1 or spread else (turn * width // 8, (turn + 1) * width // 8)
+            with c.block(f"for (int q = {q0}; q < {q1}; ++q)"):
+                col0 = f"wgn * {p.wg_cols} + " if spread else ""
+                shift = f" - {turn * width}" if turn else ""
+                c(f"const int col = {col0}8 * q + 2 * (lane & 3){shift};")
+                if st.turns > 1 and spread:
+                    c(f"if ((unsigned)col >= {width}u) continue;  // another turn's column")
+                c("#pragma unroll")
                 with c.block("for (int h = 0; h < 2; ++h)"):
                     c("const float v0 = acc[r][4 * q + 2 * h], v1 = acc[r][4 * q + 2 * h + 1];")
                     if st.dtype == "float32":
@@ -167,6 +185,5 @@ class Sm90Steps:
                           f"(bcol & 15u), pack_{st.dtype}x2(v0, v1));")
                     else:
                         c(f"st_shared_u32(stg + (u32)(row0 + 8 * h) * {st.pitch}u + (u32)col * 2u, pack_{st.dtype}x2(v0, v1));")
-
 
 __all__ = ["MAP_SM90", "Sm90Steps"]

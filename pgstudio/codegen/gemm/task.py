@@ -159,12 +159,22 @@ class Task(MainloopSteps, Sm90Steps, Sm100Steps, StoreSteps):
             if self.p.stream_k and not any(isinstance(x, ResolvedLoop) for x in n.body):
                 # a task with no k loop works on finished tiles only (the epilogue, a residual's loads)
                 with c.block("if (unit_stores)"):
-                    self.walk(n.body)
+                    self.turns(n.body)
             else:
-                self.walk(n.body)
+                self.turns(n.body)
             if self.ins:
                 self.ins.loop_end(c, "tile")
             self.loops.pop()
+
+    def turns(self, body) -> None:
+        """A tile's body; a task draining an accumulator whose tiles take several turns through
+        its staging (``Staging.turns``: the task reads nothing else) runs it once per turn."""
+        turns = self.p.staging.turns if self.p.staging else 1
+        if turns > 1 and self.t.name in self.p.tma_store_tasks:
+            with self.c.block(f"for (int turn = 0; turn < {turns}; ++turn)"):
+                self.walk(body)
+        else:
+            self.walk(body)
 
     def k_loop(self, head: str, n: ResolvedLoop, first: bool, count: bool = False) -> None:
         """One k loop over ``n``'s body (``first``: the loop that registers the sm_90 MMA's deferred
