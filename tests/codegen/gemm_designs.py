@@ -80,6 +80,8 @@ LIFTED = {
     "turns2_cluster_n2": lambda **kw: merge_gemm(num_stages=4, cluster=(1, 2), **kw),
     "turns2_stream_k": lambda **kw: merge_gemm(num_stages=4, stream_k=True, **kw),
     "fork_turns2": lambda **kw: fork_gemm_act(compact=True, bn=256, num_stages=4, **kw),
+    # BM = 64: the two MMA warpgroups split BN, so each turn's columns are one warpgroup's
+    "turns2_bm64": lambda **kw: merge_gemm(bm=64, bn=256, num_stages=5, **kw),
 }
 #: tf32 (float32 operands; B stored N x K): name -> builder(**shape).
 LIFTED_TF32 = {

@@ -69,3 +69,10 @@ def test_the_kernel_time_model_counts_the_waits_between_turns():
     assert (whole.staging_turns, turned.staging_turns) == (1, 2)
     same_depth = turned.replace(staging_turns=1)
     assert predict_workload(turned).ms > predict_workload(same_depth).ms
+
+
+def test_where_the_warpgroups_split_bn_each_writes_only_its_own_turns_columns():
+    d = merge_gemm(4096, 4096, 4096, num_stages=5, bm=64, bn=256, bk=64, dtype="bfloat16")
+    code = emit_gemm(d).code
+    assert code.count("if ((unsigned)col >= 128u) continue;  // another turn's column") == 2
+    assert "const int col = wgn * 128 + 8 * q + 2 * (lane & 3) - 128;" in code
