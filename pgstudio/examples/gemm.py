@@ -150,7 +150,10 @@ def merge_gemm(m: int = 4096, n: int = 4096, k: int = 4096, num_stages: int = 3,
     ``cluster`` = (1, 2) pairs the blocks along N so each pair shares its A tile, half loaded by
     each block for both (TMA multicast; problem keys ``CLUSTER_M``, ``CLUSTER_N``); (2, 1) shares B.
     ``stream_k`` shares the tiles past the last full wave among all blocks by k tiles (problem key
-    ``STREAM_K``): 3.9 waves of tiles take 3.9 rounds instead of 4.
+    ``STREAM_K``): 3.9 waves of tiles take 3.9 rounds instead of 4.  ``acc_stages``: stages of the
+    accumulator (on sm_90a, staging buffers); where whole tiles do not fit beside the operand
+    stages each holds part of a tile, taken in turns (``smem_layout.Staging.turns``): four stages
+    of 128 x 256 x 64 take a tile in two turns through one stage, or in four through two.
     """
     if b_producer not in ("tma", "async"):
         raise DesignError(f"b_producer is {b_producer!r}, expected 'tma' or 'async'", code="examples.b_producer")
