@@ -6,7 +6,8 @@
 #   stream      stream.py: merge_copy against a device copy and CuPy (the streaming figures);
 #   suite       gemm.py --suite: x best library (torch.matmul, cublasGemmEx) per shape, small-M and ragged first;
 #   fusion      fusion.py: the fused designs against the PyTorch composition and addmm, the K values with targets first;
-#   predict     predict.py --quick: the calibrated kernel-time model against a measured sweep, recorded and refitted.
+#   predict     predict.py --quick: the calibrated kernel-time model against a measured sweep, recorded and refitted;
+#   turns       staging_turns.py: three stages with whole-tile staging against four with the staging in turns.
 # Run from the repository root with PYTHONPATH=$PWD, writing logs and results under $OUT (default
 # ./gpu_out).  Each part has a hard timeout (T_* variables, seconds) and the script goes on when one
 # fails; the benchmarks record each item as it finishes and a restarted process resumes after an
@@ -72,6 +73,11 @@ if has fusion; then
 fi
 
 cd "$ROOT"
+if has turns; then
+  timeout ${T_TURNS:-120} python3 benchmarks/staging_turns.py --rounds ${ROUNDS:-10} > "$OUT/turns.log" 2>&1
+  echo "turns rc=$?:"; tail -9 "$OUT/turns.log"
+  stamp "turns done"
+fi
 if has predict; then
   # recorded and fitted where the package ships them (the fit names its recordings relative to itself)
   timeout ${T_PREDICT:-300} python3 benchmarks/predict.py --quick --rounds 5 \
