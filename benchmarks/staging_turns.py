@@ -14,6 +14,7 @@ in a 1 x 2 cluster, as the tuner picks it there.  See docs/gemm.md.
 from __future__ import annotations
 
 import argparse
+import re
 import statistics
 import sys
 
@@ -68,6 +69,11 @@ def main(argv=None) -> int:
     ap.add_argument("--shapes", nargs="+", default=list(SHAPES))
     ap.add_argument("--rounds", type=int, default=10)
     args = ap.parse_args(argv)
+    bad = [x for x in args.shapes if not re.fullmatch(r"[1-9][0-9]*x[1-9][0-9]*x[1-9][0-9]*", x)]
+    if bad:
+        print(f"staging_turns.py: shape {bad[0]!r}: expected MxNxK with positive whole numbers, e.g. 4096x4096x4096",
+              file=sys.stderr)
+        return 2
     sys.path.insert(0, __import__("os").path.dirname(__file__))
     from gemm_ab import require_gpu
     why = require_gpu("staging_turns.py")

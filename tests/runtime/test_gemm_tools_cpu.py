@@ -25,6 +25,8 @@ def _run(*argv: str) -> subprocess.CompletedProcess:
     (("gemm_profile.py", "--shape", "4168x3000", "--tiles", "128x256x64/s3/k1"), "expected MxNxK"),
     (("gemm_profile.py", "--shape", "128x128x128", "--tiles", "bogus"), "tile key 'bogus'"),
     (("gemm_ab.py", "--base", "HEAD"), "--emit-only emits and compiles without one"),
+    (("staging_turns.py", "--shapes", "2048x2048x2048"), "sees no NVIDIA GPU"),
+    (("staging_turns.py", "--shapes", "2048x2048"), "expected MxNxK"),
 ])
 def test_a_gemm_tool_says_in_one_line_why_it_cannot_run(argv, says):
     run = _run(str(BENCH / argv[0]), *argv[1:])
