@@ -75,12 +75,12 @@ class Simulator:
         # sm_90a: the MMA's accumulator is in registers, written to its staging buffer at commit,
         # in as many turns as the staging buffer takes (``smem_layout.Staging.turns``)
         in_registers = bool(design.targets) and accumulator_in_registers(design.targets[0])
-        turns = staging_turns_of(design) if in_registers and program is None else 1
-        self.program = program or unroll(design, iterations=iterations, inner=inner, loops=loops, turns=turns)
+        staging = _staging(design) if in_registers else (0, 1)  # (bytes per tile, turns)
+        self.program = program or unroll(design, iterations=iterations, inner=inner, loops=loops, turns=staging[1])
         self._writeout = 0
         if in_registers:
             self.program = acquire_accumulator_at_commit(self.program)
-            self._writeout = _staging_bytes(design) // self.program.turns
+            self._writeout = staging[0] // self.program.turns
         self.counts = self.program.slot_counts()
         self.states: list[Mbarrier] = [mbarrier.init(c) for c in self.counts]
         self.snapshots: list[Snapshot] = []
@@ -283,23 +283,16 @@ class Simulator:
         return Timeline.from_events(self.design.name, self.events, lanes, "simulated", meta)
 
 
-def _staging_bytes(design: Design) -> int:
-    """Bytes an MMA task writes from its registers to the accumulator's staging buffer per tile
-    (``workload.staging_bytes``; 0 for a design with no MMA)."""
+def _staging(design: Design) -> tuple[int, int]:
+    """(bytes an MMA task writes from its registers to the accumulator's staging per tile, the
+    turns it takes them in): ``workload.staging_bytes`` / ``staging_turns`` -- the smem layout's
+    ``Staging.turns``, what the generator builds; (0, 1) for a design with no MMA."""
     from .buildable.steps import is_mma_design
     from .workload import workload
-    return workload(design).staging_bytes if is_mma_design(design) else 0
-
-
-def staging_turns_of(design: Design) -> int:
-    """The turns each tile takes through the accumulator's staging on the design's first target
-    (``smem_layout.Staging.turns``, what the generator builds; 1 without an MMA)."""
-    from .buildable.steps import is_mma_design
-    from .smem_layout import smem_layout
     if not is_mma_design(design):
-        return 1
-    staging = smem_layout(design, arch=design.targets[0]).staging
-    return staging[0].turns if staging else 1
+        return 0, 1
+    w = workload(design)
+    return w.staging_bytes, w.staging_turns
 
 
 def acquire_accumulator_at_commit(program: Program) -> Program:
@@ -341,4 +334,4 @@ def simulate(design: Design, iterations: int = 8, *, inner: int | None = None, l
         return Simulator(design, iterations, inner=inner, loops=loops, cost=cost).run()
 
 
-__all__ = ["Simulator", "Snapshot", "acquire_accumulator_at_commit", "simulate", "staging_turns_of"]
+__all__ = ["Simulator", "Snapshot", "acquire_accumulator_at_commit", "simulate"]

@@ -24,6 +24,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
+from ..codegen.gemm.epilogue import PARTIALS
 from ..codegen.gemm.prelude import DIAG_WORDS, STATUS
 from ..codegen.source import KernelSource
 from ..errors import DesignError, KernelHangError
@@ -287,7 +288,7 @@ def gemm_params(src: KernelSource, work: GemmWorkload, maps: dict[str, Any], abo
         elif p.kind == "ptr":
             if p.resource == "watchdog":  # a design's tensor may be named wd_abort too
                 arr = abort if p.name == "wd_abort" else diag
-            elif p.resource in ("split_k", "stream_k"):
+            elif p.resource == PARTIALS:
                 arr = workspace()[0 if p.dtype == "float32" else 1]
             else:
                 arr = work.arrays[p.name]

@@ -9,7 +9,7 @@ import re
 import pytest
 
 from pgstudio.analysis.predict import predict_workload
-from pgstudio.analysis.simulate import Simulator, staging_turns_of
+from pgstudio.analysis.simulate import Simulator
 from pgstudio.analysis.workload import workload
 from pgstudio.codegen.gemm import emit_gemm
 from pgstudio.errors import DesignError
@@ -52,7 +52,7 @@ def test_the_fork_takes_turns_while_its_relu_task_stores_as_before():
 @pytest.mark.parametrize("kw, turns", [({}, 2), ({"acc_stages": 2}, 4), ({"num_stages": 3}, 1)])
 def test_the_simulator_runs_the_kernels_turns(kw, turns):
     d = merge_gemm(4096, 4096, 4096, **{"num_stages": 4, **kw}, bm=128, bn=256, bk=64, dtype="bfloat16")
-    assert staging_turns_of(d) == turns
+    assert workload(d).staging_turns == turns
     sim = Simulator(d, iterations=3, inner=4)
     runs = dict(zip(sim.program.tasks, sim.program.runs))
     commits = [r for r in runs["mma"] if r.step.op == "commit" and r.step.target == "tmem_c"]

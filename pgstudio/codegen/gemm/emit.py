@@ -23,7 +23,7 @@ from ..source import KernelParam, KernelSource
 from . import scheduler, sm100, tcgen05, wgmma
 from . import sm90 as sm90_steps
 from .code import Code
-from .epilogue import COUNTERS, SPLIT_K_HELPERS, WORKSPACE, c_type, tensor
+from .epilogue import COUNTERS, PARTIALS, SPLIT_K_HELPERS, WORKSPACE, c_type, tensor
 from .prelude import DIAG_WORDS, SETMAXNREG, prelude, setmaxnreg
 from .stamps import GemmStamps
 from .task import Task
@@ -91,17 +91,15 @@ def emit_gemm(design: Design, *, arch: str = "sm_90a", b_major: str | None = Non
     params += [KernelParam(n, "i32") for n in ("M", "N", "K")]
     params += [KernelParam("wd_abort", "ptr", "int32", "watchdog"), KernelParam("wd_diag", "ptr", "int32", "watchdog"),
                KernelParam("wd_budget_ns", "u64", "", "watchdog")]
-    if p.split_k > 1:
-        params += [KernelParam(WORKSPACE, "ptr", "float32", "split_k"), KernelParam(COUNTERS, "ptr", "int32", "split_k")]
-    if p.stream_k:  # one partial tile per block, one count per shared tile (fewer than the blocks)
-        params += [KernelParam(WORKSPACE, "ptr", "float32", "stream_k"), KernelParam(COUNTERS, "ptr", "int32", "stream_k")]
+    if p.unit_k_range:  # split-K / stream-K: the partial sums and their counters (runtime.gemm_run sizes them)
+        params += [KernelParam(WORKSPACE, "ptr", "float32", PARTIALS), KernelParam(COUNTERS, "ptr", "int32", PARTIALS)]
     if stamps:
         params.append(stamps.param)
     sig = []
     for prm in params:
         if prm.kind == "tensormap":
             sig.append(f"const __grid_constant__ TmaDesc {prm.name}")
-        elif prm.kind == "ptr" and prm.resource in ("watchdog", "split_k", "stream_k"):
+        elif prm.kind == "ptr" and prm.resource in ("watchdog", PARTIALS):
             sig.append(f"{'float' if prm.dtype == 'float32' else 'int'}* {prm.name}")
         elif prm.kind == "ptr":
             sig.append(f"const {c_type(prm.dtype)}* __restrict__ {tensor(prm.name)}" if prm.name in p.pointer_inputs

@@ -41,8 +41,9 @@ __device__ __forceinline__ float4 ld_global_cg_v4(const float* p) {
   return v;
 }
 """
-#: Kernel parameters of split-K: the partial sums and the per-tile, per-warp counters.
-WORKSPACE, COUNTERS = "pg_ws", "pg_cnt"
+#: Kernel parameters of split-K and stream-K: the partial sums and their counters, and the
+#: ``KernelParam.resource`` tag both carry (the runtime passes them the launcher's workspace).
+WORKSPACE, COUNTERS, PARTIALS = "pg_ws", "pg_cnt", "partials"
 
 
 def tensor(name: str) -> str:
@@ -256,4 +257,4 @@ class _Chunks:
                     writes(u)
 
 
-__all__ = ["BATCH", "COUNTERS", "SPLIT_K_HELPERS", "StoreSteps", "WORKSPACE", "c_type", "tensor"]
+__all__ = ["BATCH", "COUNTERS", "PARTIALS", "SPLIT_K_HELPERS", "StoreSteps", "WORKSPACE", "c_type", "tensor"]
