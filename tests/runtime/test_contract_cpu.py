@@ -147,8 +147,13 @@ def test_a_gemm_kernels_parameters_are_packed_in_kernel_order():
     assert objs[0] is maps["tm_gmem_a"] and len(ptrs) == len(src.params) == 11
     assert ptrs[3] == ctypes.addressof(objs[3]) and len(asked) == 2  # the workspace, asked for by its two parameters
     assert split_k_sizes(1000, 776, src.info["tile"], src.info["split_k"]) == (8 * 7 * 2 * 128 * 128, 8 * 7 * 2)
-    plain = emit_gemm(examples.merge_gemm())
     three = {f"tm_gmem_{x}": ctypes.c_uint64(0) for x in "abd"}
+    stream_k = emit_gemm(LIFTED["stream_k"](dtype="float16"))  # the same workspace parameters as split-K
+    asked.clear()
+    objs, _ = gemm_params(stream_k, work, three, _Buffer(0), _Buffer(0),
+                          lambda: asked.append(1) or (_Buffer(0x4000), _Buffer(0x5000)), 1.0)
+    assert [o.value for o in objs[-2:]] == [0x4000, 0x5000] and len(asked) == 2
+    plain = emit_gemm(examples.merge_gemm())
     gemm_params(plain, work, three, _Buffer(0), _Buffer(0),
                 lambda: pytest.fail("a kernel without split-K asks for no workspace"), 1.0)
     import dataclasses
