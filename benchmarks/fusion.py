@@ -46,9 +46,13 @@ TARGETS = {("merge_gemm_resadd", 1024): 1.25}
 DEFAULT_TARGET = {"merge_gemm_resadd": 1.0, "fork_gemm_act": 1.0}
 #: Tile choices searched: the canonical layout (BN=128, a warpgroup drains), the compact one (BN=256) and,
 #: for the fork, four stages of it with the staging taken in turns, and the stream-K twins (measured ahead
-#: at K = 8192).
+#: at K = 8192); for the residual, R in column slices taken in turns beside 128 x 256 x 64 stages
+#: (``merge_gemm_resadd(turns=...)``, ``benchmarks/residual_turns.py`` compares them alone).
 CANDIDATES = {
-    "merge_gemm_resadd": (GemmTiles(128, 128, 64, 4), GemmTiles(128, 256, 64, 2), GemmTiles(128, 256, 32, 4)),
+    "merge_gemm_resadd": (GemmTiles(128, 128, 64, 4), GemmTiles(128, 256, 32, 4),
+                          GemmTiles(128, 256, 64, 3, turns=4, acc_stages=2), GemmTiles(128, 256, 64, 4, turns=4),
+                          GemmTiles(128, 256, 64, 3, turns=2),
+                          GemmTiles(128, 256, 64, 3, turns=4, acc_stages=2, stream_k=True)),
     "fork_gemm_act": (GemmTiles(128, 128, 64, 3), GemmTiles(128, 256, 64, 3), GemmTiles(128, 256, 64, 4),
                       GemmTiles(128, 256, 32, 6), GemmTiles(128, 256, 64, 3, stream_k=True),
                       GemmTiles(128, 256, 64, 4, stream_k=True)),
@@ -57,7 +61,7 @@ CANDIDATES = {
 def builder(name: str, k: int, dtype: str):
     make = examples.CANONICAL[name]
     return lambda t: make(M, N, k, num_stages=t.stages, bm=t.bm, bn=t.bn, bk=t.bk, dtype=dtype, compact=t.bn > 128,
-                          stream_k=t.stream_k)
+                          stream_k=t.stream_k, **({"turns": t.turns, "acc_stages": t.acc_stages} if t.turns > 1 else {}))
 
 
 def designs(k: int, dtype: str):

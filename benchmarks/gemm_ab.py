@@ -159,6 +159,24 @@ def require_gpu(tool: str) -> str:
     return ""
 
 
+def refuse_without_gpu(tool: str) -> bool:
+    """True, after printing the one line that says why, where ``tool`` cannot run for want of a GPU."""
+    why = require_gpu(tool)
+    if why:
+        print(why, file=sys.stderr)
+    return bool(why)
+
+
+def verified_launches(sources: dict, data) -> list:
+    """[(name, launch)]: each source's kernel verified on ``data`` first (poisoned outputs against
+    the reference; a mismatch raises), then a no-argument launch of it to time."""
+    from pgstudio.runtime.gemm_run import GemmLauncher
+    launchers = {v: GemmLauncher(src) for v, src in sources.items()}
+    for la in launchers.values():
+        la.verify(data)
+    return [(v, _launch(la, data)) for v, la in launchers.items()]
+
+
 def _launch(launcher, data):
     """A no-argument launch of one variant's kernel, its arguments packed once (not per timed call)."""
     args = launcher.args(data)

@@ -6,7 +6,7 @@
 The configurations: the tile choices of ``gemm.py --suite`` (``gemm_suite.candidates`` for every
 suite shape and dtype), the layouts of ``fusion.py`` (every K and dtype) and the lifted variants
 of the GPU tests (``tests/codegen/gemm_designs.py``: BK=32, BM=64, tf32, fp32 output, split-K)
-and the A/B configurations of ``gemm_ab.py``.
+and the A/B configurations of ``gemm_ab.py`` and ``residual_turns.py``.
 Each is validated and emitted for sm_90a and compiled by NVRTC once per distinct source into the
 on-disk cache (``$PGSTUDIO_CACHE`` or ``~/.cache/pgstudio/kernels``), so the runs that follow
 load cubins instead of compiling one at a time.  ``tests/codegen/test_gemm_configs_compile.py``
@@ -44,6 +44,9 @@ def configurations() -> list[tuple[str, object]]:
     out += [(f"lifted {name}", make()) for name, make in sorted(LIFTED_TF32.items())]
     import gemm_ab
     out += [(f"ab {c[0]} {c[1]} {'x'.join(map(str, c[2:5]))} {c[6]}", gemm_ab.design(*c[1:])) for c in gemm_ab.CONFIGS]
+    import residual_turns
+    out += [(f"ab residual {layout} K={k}", residual_turns.design(k, layout, "float16"))
+            for k in residual_turns.KS for layout in residual_turns.LAYOUTS]
     return out
 
 

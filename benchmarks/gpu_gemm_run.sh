@@ -8,6 +8,7 @@
 #   fusion      fusion.py: the fused designs against the PyTorch composition and addmm, the K values with targets first;
 #   predict     predict.py --quick: the calibrated kernel-time model against a measured sweep, recorded and refitted;
 #   turns       staging_turns.py: three stages with whole-tile staging against four with the staging in turns.
+#   residual    residual_turns.py: merge_gemm_resadd's residual layouts (whole tile, column slices) against PyTorch.
 # Run from the repository root with PYTHONPATH=$PWD, writing logs and results under $OUT (default
 # ./gpu_out).  Each part has a hard timeout (T_* variables, seconds) and the script goes on when one
 # fails; the benchmarks record each item as it finishes and a restarted process resumes after an
@@ -77,6 +78,11 @@ if has turns; then
   timeout ${T_TURNS:-120} python3 benchmarks/staging_turns.py --rounds ${ROUNDS:-10} > "$OUT/turns.log" 2>&1
   echo "turns rc=$?:"; tail -9 "$OUT/turns.log"
   stamp "turns done"
+fi
+if has residual; then
+  timeout ${T_RESIDUAL:-150} python3 benchmarks/residual_turns.py --rounds ${ROUNDS:-10} > "$OUT/residual.log" 2>&1
+  echo "residual rc=$?:"; tail -6 "$OUT/residual.log" | cut -c1-240
+  stamp "residual done"
 fi
 if has predict; then
   # recorded and fitted where the package ships them (the fit names its recordings relative to itself)

@@ -39,19 +39,15 @@ def run_shape(shape: str, rounds: int) -> dict[str, float]:
 
     from pgstudio.codegen.gemm import emit_gemm
     from pgstudio.runtime import peers as P
-    from pgstudio.runtime.gemm_run import TOLERANCE, GemmLauncher, GemmWorkload
+    from pgstudio.runtime.gemm_run import TOLERANCE, GemmWorkload
     from pgstudio.runtime.timing import batch_for, estimate_ms, time_interleaved
+    from gemm_ab import verified_launches
     m, n, k = map(int, shape.split("x"))
     with cp.cuda.Stream(non_blocking=True):  # the kernels, CuPy, cuBLAS and PyTorch on one stream
         sources = {v: emit_gemm(design(shape, v)) for v in VARIANTS}
         first = next(iter(VARIANTS))
         data = GemmWorkload.make(design(shape, first), sources[first], m, n, k)
-        runs = []
-        for v, src in sources.items():
-            la = GemmLauncher(src)
-            la.verify(data)
-            args = la.args(data)
-            runs.append((v, (lambda la=la, args=args: la.launch(data, args))))
+        runs = verified_launches(sources, data)
         out = cp.empty((m, n), dtype=cp.uint16)
         peers = P.gemm_peers(data.arrays["gmem_a"], data.arrays["gmem_b"], out, m, n, k, "bfloat16",
                              b_major=data.b_major)
@@ -75,10 +71,8 @@ def main(argv=None) -> int:
               file=sys.stderr)
         return 2
     sys.path.insert(0, __import__("os").path.dirname(__file__))
-    from gemm_ab import require_gpu
-    why = require_gpu("staging_turns.py")
-    if why:
-        print(why, file=sys.stderr)
+    from gemm_ab import refuse_without_gpu
+    if refuse_without_gpu("staging_turns.py"):
         return 2
     print(f"{'shape (bf16, 128x256x64)':<28}" + "".join(f"{v:>14}" for v in VARIANTS))
     for shape in args.shapes:

@@ -51,6 +51,15 @@ def operands(design: Design, acc: Resource) -> tuple[str, str] | None:
     return (deps[0], deps[1]) if len(deps) == 2 and staged == deps else None
 
 
+def residuals(design: Design, acc: Resource) -> tuple[str, ...]:
+    """The staged shared-memory tiles that the tasks draining ``acc`` read beside it (other than
+    its operands): a residual such as ``merge_gemm_resadd``'s R, in design order."""
+    drains = [t for t in design.tasks if acc.name in t.src_resources]
+    read = {x for t in drains for x in t.src_resources} - {acc.name} - set(design.deps(acc.name))
+    return tuple(r.name for r in design.resources
+                 if r.name in read and r.memory is Memory.SMEM and r.pipeline_config is not None)
+
+
 def operand_dtype(design: Design, acc: Resource) -> str:
     """The element type of ``acc``'s first operand (float32 when it has none a kernel knows)."""
     deps = [d for d in design.deps(acc.name) if design.has_resource(d)]
@@ -68,4 +77,5 @@ def copied_out(design: Design, acc: Resource, dtype: str) -> bool:
         and (r.compute.expr or acc.name).strip() == acc.name for r in outs)
 
 
-__all__ = ["accumulator_shape", "accumulators", "copied_out", "operand_dtype", "operands", "staged_accumulators"]
+__all__ = ["accumulator_shape", "accumulators", "copied_out", "operand_dtype", "operands", "residuals",
+           "staged_accumulators"]

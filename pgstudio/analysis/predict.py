@@ -202,7 +202,8 @@ def _gemm(w: Workload, m: Machine) -> Prediction:
     for count, active in _rounds(dp, blocks):
         bandwidth = max(active * l2_per_k / m.l2_bytes_per_ns, active * hbm_per_k / m.hbm_sustained)
         period, bound = _limits(compute, issue, _sm_sync(w, m, -(-active // m.sms)), latency, bandwidth, m.knee)
-        epilogue = (w.tile_store_bytes + w.tile_load_bytes) * active / m.hbm_sustained + m.load_latency_hbm_ns
+        epilogue = max((w.tile_store_bytes + w.tile_load_bytes) * active / m.hbm_sustained + m.load_latency_hbm_ns,
+                       _drain(w, m))
         mainloop = k_tiles * period + writeout
         total += count * max(mainloop, epilogue)
         if not bound0:
@@ -217,13 +218,38 @@ def _gemm(w: Workload, m: Machine) -> Prediction:
                       k_tiles, m.label(), latency_ns, bw0)
 
 
+def _drain(w: Workload, m: Machine) -> float:
+    """ns the epilogue's ``drain_threads`` take to drain one tile by hand where it reads a
+    residual beside the accumulator (``tile_load_bytes``): the staged accumulator and the residual
+    read, the sum stored, each thread's share at ``thread_bytes_per_ns``; 0 where the TMA engine
+    stores the staging as it is (or where a recorded workload does not know its drain's threads)."""
+    if not w.tile_load_bytes or not w.drain_threads:
+        return 0.0
+    moved = w.staging_bytes + w.tile_load_bytes + w.tile_store_bytes
+    return moved / (w.drain_threads * m.thread_bytes_per_ns)
+
+
 def _turn_waits(w: Workload, m: Machine) -> float:
-    """What an MMA task waits between the turns of a tile through its staging buffer
-    (``Workload.staging_turns``): for each further turn the epilogue sees the turn, has the TMA
-    engine read it out and gives the buffer back -- two barrier hand-overs, a copy issued and the
-    turn's bytes read at the shared-memory rate."""
+    """What an MMA task waits between the turns of a tile through its staging buffers
+    (``Workload.staging_turns`` through ``staging_stages``): it writes as many turns as there are
+    stages without waiting, then each further turn waits for the epilogue to give back the stage
+    of an earlier one -- two barrier hand-overs, a copy issued, and the turn drained: read out by
+    the TMA engine at the shared-memory rate or, with a residual in column slices
+    (``tile_load_bytes``, ``smem_layout.turn_slices``), by the epilogue's threads (``_drain``).
+    Through one stage the next slice can only be loaded once the stage is free, so each wait
+    also holds the slice's trip from global memory."""
     turns = max(w.staging_turns, 1)
-    return (turns - 1) * (2 * m.barrier_ns + m.issue_ns + w.staging_bytes / turns / m.smem_bytes_per_ns)
+    if turns == 1:
+        return 0.0
+    stages = max(w.staging_stages, 1)
+    per = 2 * m.barrier_ns + m.issue_ns
+    if w.tile_load_bytes:
+        per += _drain(w, m) / turns
+        if stages == 1:
+            per += m.load_latency_hbm_ns
+    else:
+        per += w.staging_bytes / turns / m.smem_bytes_per_ns
+    return max(turns - stages, 0) * per
 
 
 def _stream_k_tail(w: Workload, m: Machine, shared: int, workers: int, k_tiles_all: int,

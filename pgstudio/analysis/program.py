@@ -42,6 +42,7 @@ from .buildable.gemm_limits import column_slices
 from .cluster import require_modelled
 from .loops import executed_steps, loop_counts, shrink, trip_count
 from .resolve import ResolvedLoop, ResolvedStep, TaskPlan, resolve
+from .smem_layout import turn_slices, turn_tasks
 
 #: Executed steps one unrolled program may hold: far above what a picture or a checker run needs
 #: (a 256-resource chain over 8 iterations is about 10^4), far below what fills a notebook's memory
@@ -156,6 +157,8 @@ class _Unroller:
         self.design = design
         self.turns = turns
         self.accs = {a.name for a in accumulators(design)} if turns > 1 else set()
+        self.turn_tasks = set(turn_tasks(design)) if turns > 1 else set()
+        self.slices = turn_slices(design)[1] if turns > 1 else frozenset()
         self.deadline = deadline
         self.built = 0  # steps built so far, over every task (for ``deadline``'s message)
         self.total = 0
@@ -179,9 +182,10 @@ class _Unroller:
         self.out: list[StepRun] = []
         self.flat = -1
         self.fresh = True  # no innermost iteration started yet in the current outer iteration
-        # staging turns (``Staging.turns``): the task draining the accumulator runs its tile body
-        # once per turn on a share of the tile; the MMA commits each turn after acquiring the stage
-        self.drain = bool(self.accs & set(task.src_resources))
+        # staging turns (``Staging.turns``): the tasks draining the accumulator and loading its
+        # residual's slices (``smem_layout.turn_tasks``) run their tile body once per turn, a
+        # drain on a share of the tile; the MMA commits each turn after acquiring the stage
+        self.drain = task.name in self.turn_tasks
         self.acquire = self._accumulator_acquire(plan.nodes) if self.accs & set(task.dst_resources) else None
         self.turn_of_commit = 0
         self.nodes(plan.nodes, 0)
@@ -254,8 +258,8 @@ class _Unroller:
             kw.update(f["work"])
             if f["dma"]:
                 kw["reads"] = tuple((a, *self.values.get(a, (-1, -1))) for a in f["operands"])
-        if self.drain and "work_bytes" in kw:
-            kw["work_bytes"] //= self.turns  # one turn's share of the tile
+        if self.drain and "work_bytes" in kw and step.target not in self.slices:
+            kw["work_bytes"] //= self.turns  # one turn's share of the tile (a slice is one turn's already)
         flat = self.flat + 1 if self.fresh else self.flat
         self.out.append(StepRun(t.name, len(self.out), step, rs.side, rs.kind, max(flat, 0), stage, rnd,
                                 acts, threads=t.num_threads, **kw))

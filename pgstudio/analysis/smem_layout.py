@@ -15,7 +15,7 @@ from ..model.design import Design
 from ..model.diagnostic import Diagnostic, error
 from ..model.resource import Memory, alias_roots
 from ..model.targets import ARCHES, DATA_ALIGN, DTYPE_BYTES, SMEM_CAPACITY, smem_capacity
-from .accumulators import copied_out, operand_dtype, staged_accumulators
+from .accumulators import accumulators, copied_out, operand_dtype, residuals, staged_accumulators
 from .barrier_layout import BARRIER_BYTES, BarrierLayout, barrier_layout, design_sets, internal_bytes
 
 #: float32 accumulator staging rows are padded by 16 bytes against shared-memory bank conflicts;
@@ -182,22 +182,68 @@ class SmemLayout:
 STAGING_TURNS = (1, 2, 4)
 
 
-def staging_turns(design: Design, arch: str, plain: bool) -> tuple[int, ...]:
-    """The turn counts a design's accumulator staging may use on ``arch``, fewest first.
+def turn_slices(design: Design) -> tuple[int, frozenset[str]]:
+    """(T, names): the shared-memory tiles that the tasks draining the accumulator read beside it,
+    when every one holds ``1 / T`` of the accumulator tile's columns (all its rows; T one of
+    ``STAGING_TURNS``): a residual staged in column slices.  Each tile then goes through the
+    staging in T turns, and the slice of turn t arrives with turn t.  The design says it by the
+    slice's shape, e.g. a (128, 64) residual beside a 128 x 256 accumulator: four turns.
+    (1, frozenset()) when the drains read no such tile."""
+    accs = staged_accumulators(design)
+    if len(accs) != 1:
+        return 1, frozenset()
+    (acc, (rows, cols)), = accs
+    found: set[tuple[int, str]] = set()
+    for name in residuals(design, acc):
+        r = design.resource(name)
+        if len(r.tile) != 2:
+            continue
+        r_rows, r_cols = r.tile
+        turns = cols // r_cols if r_cols and cols % r_cols == 0 else 0
+        if r_rows == rows and turns in STAGING_TURNS[1:]:
+            found.add((turns, name))
+    counts = {t for t, _ in found}
+    if len(counts) != 1:
+        return 1, frozenset()
+    return counts.pop(), frozenset(n for _, n in found)
 
-    More than one only where the kernel can hand a tile over in parts: on sm_90a (the accumulator
-    is in the MMA threads' registers, ``gemm_limits.accumulator_in_registers``, so each turn is
-    written from them), when the staging is ``plain`` (every output is the accumulator itself in
-    its type, stored by the TMA engine panel by panel, no split-K), and when every task that drains
-    the accumulator reads nothing else (its tile loop is the accumulator's alone, so it can run it
-    once per turn, and stores each turn through the TMA engine: at most ``MAX_TMA_STORE_TASKS``
-    such tasks).  The smem capacity rule, the generator and the simulator read this one rule:
-    the generator and simulator through ``Staging.turns``."""
+
+def staging_turns(design: Design, arch: str, plain: bool) -> tuple[int, ...]:
+    """The turn counts a design's accumulator staging may use on ``arch``, in the order tried.
+
+    More than one turn only on sm_90a (the accumulator is in the MMA threads' registers,
+    ``gemm_limits.accumulator_in_registers``, so each turn is written from them), without
+    split-K, and where each task that drains the accumulator can run its tile loop once per
+    turn:
+
+    * it reads nothing else, the staging is ``plain`` (every output is the accumulator itself in
+      its type, stored by the TMA engine panel by panel) and at most ``MAX_TMA_STORE_TASKS`` tasks
+      drain it: whole-tile staging first, then 2 and 4 turns where that does not fit;
+    * or it reads only the accumulator and ``turn_slices`` of it (a residual in column slices):
+      exactly the slices' T turns, which the design chose by the slices' shape.
+
+    The smem capacity rule, the generator and the simulator read this one rule: the generator
+    and simulator through ``Staging.turns`` and ``turn_tasks``."""
     from .buildable.gemm_limits import MAX_TMA_STORE_TASKS, accumulator_in_registers  # (buildable imports this)
     accs = {a.name for a, _ in staged_accumulators(design)}
     drains = [t for t in design.tasks if accs & set(t.src_resources)]
+    unsplit = design.problem_dict.get("SPLIT_K", 1) in (None, 1)
+    turns, slices = turn_slices(design)
+    if slices:
+        fed = bool(drains) and all(set(t.src_resources) <= accs | slices for t in drains)
+        return (turns,) if fed and unsplit and accumulator_in_registers(arch) else STAGING_TURNS[:1]
     alone = 0 < len(drains) <= MAX_TMA_STORE_TASKS and all(set(t.src_resources) <= accs for t in drains)
     return STAGING_TURNS if plain and alone and accumulator_in_registers(arch) else STAGING_TURNS[:1]
+
+
+def turn_tasks(design: Design) -> tuple[str, ...]:
+    """The tasks that run their tile loop's body once per turn when the staging takes a tile in
+    turns (``Staging.turns`` > 1): the tasks draining the accumulator and the producers of its
+    ``turn_slices`` (each turn's slice is loaded for that turn).  The generator and the simulator
+    both read this."""
+    accs = {a.name for a in accumulators(design)}
+    _, slices = turn_slices(design)
+    return tuple(t.name for t in design.tasks if accs & set(t.src_resources) or slices & set(t.dst_resources))
 
 
 def _align(n: int, a: int) -> int:
@@ -277,14 +323,16 @@ def smem_layout(design: Design, capacity: int | None = None, *, arch: str | None
             at += st.num_bytes
         return SmemLayout(tuple(buffers), data, _align(at, 16), nbar, cap, tmem, tuple(staging), extra, slack, arch)
 
-    # whole-tile staging first (every layout that fitted before keeps it), then turns in the
-    # operands' type where the kernel can take them (``staging_turns``)
-    tries = [build(dt, slack) for slack in (ALIGN_SLACK, 0) for dt in choices]
-    tries += [build(narrow, slack, turns) for turns in staging_turns(design, arch, plain)[1:]
-              for slack in (ALIGN_SLACK, 0) if narrow in choices]
-    tries = [t for t in tries if t is not None]
+    # the turns ``staging_turns`` allows, in its order (whole-tile staging first, so every layout
+    # that fitted before keeps it), turns in the operands' type; a design whose slices ask for
+    # turns it cannot have still gets a layout to show (the generator says why: codegen.tile_shape)
+    tries = []
+    for turns in staging_turns(design, arch, plain):
+        kinds = choices if turns == 1 else [narrow] if narrow in choices else []
+        tries += [build(dt, slack, turns) for slack in (ALIGN_SLACK, 0) for dt in kinds]
+    tries = [t for t in tries if t is not None] or [t for t in (build(dt, 0) for dt in choices) if t is not None]
     return next((t for t in tries if t.fits), min(tries, key=lambda t: t.total_bytes))
 
 
 __all__ = ["ALIGN_SLACK", "STAGING_PAD", "STAGING_TURNS", "SWIZZLE_PANEL", "Buffer", "SmemLayout", "Staging", "smem_layout",
-           "staging_turns"]
+           "staging_turns", "turn_slices", "turn_tasks"]

@@ -20,6 +20,7 @@ from typing import Any, Mapping
 from ..model.design import Design
 from ..model.resource import Memory
 from ..model.targets import DTYPE_BYTES
+from .accumulators import accumulators
 from .buildable.steps import is_mma_design
 from .layout import smem_layout
 from .program import unroll
@@ -86,6 +87,8 @@ class Workload:
     tile_store_bytes: int = 0  # the epilogue's output bytes
     staging_bytes: int = 0  # the accumulator as written to the staging buffer
     staging_turns: int = 1  # turns a tile takes through the staging buffer (``smem_layout.Staging.turns``)
+    staging_stages: int = 1  # the staging's buffers (the accumulator's stages)
+    drain_threads: int = 0  # threads of the tasks that drain the accumulator
 
     def as_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -131,10 +134,11 @@ def _minus(a: Work, b: Work) -> Work:
                    for f in dataclasses.fields(Work)})
 
 
-def _per_iteration(design: Design, gemm: bool) -> tuple[dict[str, Work], dict[str, Work]]:
-    """(work of one more iteration, work of the first) per task."""
-    one = _work(unroll(design, iterations=1, inner=1))
-    two = _work(unroll(design, iterations=1, inner=2) if gemm else unroll(design, iterations=2, inner=1))
+def _per_iteration(design: Design, gemm: bool, turns: int = 1) -> tuple[dict[str, Work], dict[str, Work]]:
+    """(work of one more iteration, work of the first) per task; ``turns``: the staging's turns
+    (``Staging.turns``), which a tile's drain and its residual's slices run in."""
+    one = _work(unroll(design, iterations=1, inner=1, turns=turns))
+    two = _work(unroll(design, iterations=1, inner=2, turns=turns) if gemm else unroll(design, iterations=2, inner=1))
     step = {t: _minus(two[t], one[t]) for t in one}
     return step, {t: _minus(one[t], step[t]) for t in one}
 
@@ -153,13 +157,13 @@ def workload(design: Design, *, num_elements: int | None = None, blocks_per_sm: 
     design's element count; ``blocks_per_sm`` a measured occupancy)."""
     gemm = is_mma_design(design)
     p = design.problem_dict
-    step, first = _per_iteration(design, gemm)
+    layout = smem_layout(design, arch="sm_90a")
+    step, first = _per_iteration(design, gemm, layout.staging[0].turns if gemm and layout.staging else 1)
     loaders = [w for w in step.values() if w.copies or (w.copy_bytes and not w.flops)]
     consumers = [w for w in step.values() if w not in loaders and (w.flops or w.thread_bytes or w.acts)]
     busiest = max(loaders, key=lambda w: (w.copies, w.acts), default=Work())
     slowest = max(consumers, key=lambda w: (w.flops, w.thread_bytes / max(w.threads, 1), w.acts), default=Work())
     dtype = str(p.get("dtype") or (design.resources[0].dtype if design.resources else "float32"))
-    layout = smem_layout(design, arch="sm_90a")
     common = dict(kind=GEMM if gemm else STREAM, design=design.name, dtype=dtype, stages=_stages(design, gemm),
                   threads=design.num_warps * 32, smem_bytes=layout.total_bytes,
                   blocks_per_sm=int(blocks_per_sm), load_bytes=sum(w.copy_bytes for w in loaders),
@@ -189,7 +193,10 @@ def workload(design: Design, *, num_elements: int | None = None, blocks_per_sm: 
                     bk=int(p["BK"]), split_k=int(p.get("SPLIT_K", 1)),
                     stream_k=bool(p.get("STREAM_K", 0)), cluster_m=cm, cluster_n=cn, shared_bytes=shared,
                     tile_load_bytes=tile_loads, tile_store_bytes=sum(w.store_bytes for w in first.values()),
-                    staging_bytes=staging, staging_turns=layout.staging[0].turns if layout.staging else 1)
+                    staging_bytes=staging, staging_turns=layout.staging[0].turns if layout.staging else 1,
+                    staging_stages=layout.staging[0].stages if layout.staging else 1,
+                    drain_threads=sum(t.num_threads for t in design.tasks
+                                      if any(a.name in t.src_resources for a in accumulators(design))))
 
 
 __all__ = ["GEMM", "STREAM", "Work", "Workload", "workload"]

@@ -51,6 +51,24 @@ def gemm_load_schedule(src, dst):
 
 
 @schedule
+def merge_load_schedule(src_a, src_b, group):
+    """One loader for both members of a Merge (A and B): per k tile, acquire both stages (their
+    one shared empty barrier), copy both tiles, commit both.  One warp issues both tiles' bulk
+    copies, which leaves another warp of its warpgroup to other work."""
+    a, b = group.members[0].name, group.members[1].name
+    with domain_loop(0, "num_tiles", 1):
+        with domain_loop(0, "num_k_tiles", 1):
+            group.member(a).try_acquire()
+            group.member(a).acquire()
+            group.member(b).try_acquire()
+            group.member(b).acquire()
+            group.member(a).load(src_a)
+            group.member(b).load(src_b)
+            group.member(a).commit()
+            group.member(b).commit()
+
+
+@schedule
 def merge_mma_schedule(acc, group):
     """The MMA task of a Merge: wait A and B, MMA into the accumulator, release the group once."""
     a, b = group.members[0].name, group.members[1].name
@@ -192,31 +210,55 @@ def fused_merge_gemm(m: int = 4096, n: int = 4096, k: int = 4096, num_stages: in
 
 def merge_gemm_resadd(m: int = 4096, n: int = 4096, k: int = 4096, num_stages: int = 4, bm: int = 128,
                       bn: int = 128, bk: int = 64, dtype: str = "float16", *, b_major: str | None = None,
-                      split_k: int = 1, compact: bool = False, stream_k: bool = False) -> Design:
+                      split_k: int = 1, compact: bool = False, stream_k: bool = False, turns: int = 1,
+                      acc_stages: int = 1, drain_warps: int = 1) -> Design:
     """D = A @ B + R: Merge A/B before the MMA, Merge accumulator/residual before the epilogue.
 
     Loaders in warpgroup 0, the MMA as two warpgroups (warps 4..11, 64 fp32 accumulators per
     thread at BN=128), the epilogue in warpgroup 3; the accumulator and the residual tile (one
-    Merge) have one stage each.  ``compact=True`` puts the epilogue in warp 3 of warpgroup 0
-    (one warp), so the block has 12 warps and 168 registers per thread: room for the 128
-    accumulators per thread of BN=256."""
+    Merge) have ``acc_stages`` stages each.  ``compact=True`` puts the epilogue in warp 3 of
+    warpgroup 0 (one warp), so the block has 12 warps and 168 registers per thread: room for the
+    128 accumulators per thread of BN=256.
+
+    ``turns`` = 2 or 4 stages the residual in column slices, (BM, BN / turns) each: the epilogue
+    loads R in its own small pipeline, one slice per turn, and the accumulator's staging takes
+    each tile in as many turns (``smem_layout.turn_slices``, sm_90a), so a 128 x 256 x 64
+    mainloop keeps its operand stages (four stages beside quarter slices, three beside two stages
+    of them) instead of giving them up for a whole residual tile.
+
+    ``drain_warps`` (compact only): the epilogue's warps.  1 (the default) keeps a loader warp per
+    tile and the epilogue in warp 3; 2 loads A and B with one warp (``merge_load_schedule``), the
+    residual with the next, and drains with warps 2..3, for designs whose turns wait on a one-warp
+    epilogue (a quarter slice is 1024 chunks of 8 elements)."""
     gmem_a, gmem_b, gmem_r = (GmemTensor(n_, dtype=dtype) for n_ in ("gmem_a", "gmem_b", "gmem_r"))
     smem_a, smem_b = _operands(num_stages, bm, bn, bk, dtype)
-    drain = CooperativeGroup(Agent.Warp, 1) if compact else WARPGROUP
-    tmem_c = _accumulator(bm, bn, consumer=drain)
+    if drain_warps not in (1, 2) or (drain_warps == 2 and not compact):
+        raise DesignError(f"merge_gemm_resadd(drain_warps={drain_warps!r}, compact={compact}): the compact layout's "
+                          "epilogue has 1 or 2 warps; the other layout's is a warpgroup",
+                          code="examples.drain_warps", hint="pass drain_warps=1, or 2 with compact=True")
+    drain = CooperativeGroup(Agent.Warp, drain_warps) if compact else WARPGROUP
+    tmem_c = _accumulator(bm, bn, acc_stages, consumer=drain)
+    r_cols = bn // turns
     smem_r = MemoryResource("smem_r", create_tma_async_pipeline_cfg(
-        num_stages=1, num_bytes=bm * bn * DTYPE_BYTES[dtype], consumer_group=drain), Compute("copy"), dtype, (bm, bn))
+        num_stages=acc_stages, num_bytes=bm * r_cols * DTYPE_BYTES[dtype], consumer_group=drain), Compute("copy"),
+        dtype, (bm, r_cols))
     gmem_d = GmemTensor("gmem_d", compute=Compute("store", "tmem_c + smem_r"), dtype=dtype)
     ab = PipelineGroup(name="ab", members=[smem_a, smem_b], mode=PipelineGroupMode.Merge)
     cr = PipelineGroup(name="cr", members=[tmem_c, smem_r], mode=PipelineGroupMode.Merge)
-    tasks = [
-        Task("mma", 4, 8, [smem_a, smem_b], [tmem_c], merge_mma_schedule(cr.tmem_c, ab)),
-        Task("epilogue", 3 if compact else 12, 1 if compact else 4, [tmem_c, smem_r], [gmem_d],
-             resadd_epilogue_schedule(gmem_d, cr)),
-        Task("load_a", 0, 1, [gmem_a], [smem_a], gemm_load_schedule(gmem_a, ab.smem_a)),
-        Task("load_b", 1, 1, [gmem_b], [smem_b], gemm_load_schedule(gmem_b, ab.smem_b)),
-        Task("load_r", 2, 1, [gmem_r], [smem_r], load_schedule(gmem_r, cr.smem_r)),
-    ]
+    mma = Task("mma", 4, 8, [smem_a, smem_b], [tmem_c], merge_mma_schedule(cr.tmem_c, ab))
+    if drain_warps == 2:
+        tasks = [mma, Task("epilogue", 2, 2, [tmem_c, smem_r], [gmem_d], resadd_epilogue_schedule(gmem_d, cr)),
+                 Task("load_ab", 0, 1, [gmem_a, gmem_b], [smem_a, smem_b], merge_load_schedule(gmem_a, gmem_b, ab)),
+                 Task("load_r", 1, 1, [gmem_r], [smem_r], load_schedule(gmem_r, cr.smem_r))]
+    else:
+        tasks = [
+            mma,
+            Task("epilogue", 3 if compact else 12, 1 if compact else 4, [tmem_c, smem_r], [gmem_d],
+                 resadd_epilogue_schedule(gmem_d, cr)),
+            Task("load_a", 0, 1, [gmem_a], [smem_a], gemm_load_schedule(gmem_a, ab.smem_a)),
+            Task("load_b", 1, 1, [gmem_b], [smem_b], gemm_load_schedule(gmem_b, ab.smem_b)),
+            Task("load_r", 2, 1, [gmem_r], [smem_r], load_schedule(gmem_r, cr.smem_r)),
+        ]
     return Design("merge_gemm_resadd", [gmem_a, gmem_b, gmem_r, smem_a, smem_b, tmem_c, smem_r, gmem_d],
                   {smem_a: [gmem_a], smem_b: [gmem_b], smem_r: [gmem_r], tmem_c: [smem_a, smem_b],
                    gmem_d: [tmem_c, smem_r]}, [ab, cr], tasks,

@@ -25,6 +25,8 @@ from typing import Any, Sequence
 
 from ..analysis.buildable.gemm_plan import plan_gemm
 from ..analysis.buildable.steps import is_mma_design
+from ..analysis.accumulators import residuals
+from ..analysis.smem_layout import turn_slices
 from ..errors import DesignError, PgStudioError
 from ..model.config import CooperativeGroup
 from ..model.derive import derive_design
@@ -155,11 +157,14 @@ def with_tile_shape(design: Design, bm: int, bn: int, bk: int) -> Design:
         check_positive(what, v)
     acc, spaces = _gemm_spaces(design)
     dims = {"BM": bm, "BN": bn, "BK": bk}
+    turns, slices = turn_slices(design)
     resources = []
     for r in design.resources:
         shape = None
         if r.name == acc:
             shape = (bm, bn)
+        elif r.name in slices:  # a residual in column slices stays in as many slices
+            shape = (bm, bn // turns)
         elif r.name in spaces:
             shape = tuple(dims[d] for d in _SHAPES[spaces[r.name]])
         if shape is not None:
@@ -173,10 +178,42 @@ def with_tile_shape(design: Design, bm: int, bn: int, bk: int) -> Design:
     return _rebuild(design, resources, problem)
 
 
+def with_residual_turns(design: Design, turns: int, acc_stages: int) -> Design:
+    """A GEMM design whose residual tiles (the M x N tiles its epilogue reads beside the
+    accumulator) come in ``turns`` column slices, through ``acc_stages`` stages of theirs and of
+    the accumulator (``smem_layout.turn_slices``); ``turns`` 1 stages them whole.  A design
+    without a residual only takes ``acc_stages``."""
+    check_positive("turns", turns)
+    check_positive("acc_stages", acc_stages)
+    acc = _accumulator(design)
+    if acc is None:
+        raise PgStudioError(f"design {design.name!r} has no one accumulator whose staging could take turns")
+    p = design.problem_dict
+    bm, bn = int(p["BM"]), int(p["BN"])
+    if bn % turns or (bn // turns) % 8:
+        raise PgStudioError(f"turns={turns}: BN = {bn} of design {design.name!r} does not cut into {turns} column "
+                            "slices of whole 8-column chunks; use turns 2 or 4 with BN 128 or 256")
+    sliced = set(residuals(design, design.resource(acc)))
+    resources = []
+    for r in design.resources:
+        cfg = r.pipeline_config
+        if r.name == acc:
+            r = dataclasses.replace(r, pipeline_config=dataclasses.replace(cfg, num_stages=acc_stages))
+        elif r.name in sliced:
+            shape = (bm, bn // turns)
+            cfg = dataclasses.replace(cfg, num_stages=acc_stages, num_bytes=shape[0] * shape[1] * dtype_bytes(r.dtype))
+            r = dataclasses.replace(r, tile=shape, pipeline_config=cfg)
+        resources.append(r)
+    return _rebuild(design, resources)
+
+
 def with_gemm_tiles(design: Design, tiles: Any) -> Design:
     """A GEMM design at one tile choice (``gemm_shapes.GemmTiles``: BM x BN x BK, stages, split-K
-    parts and cluster): what the tuner builds from a user's design, keeping its tasks and groups."""
+    parts, cluster and, where it says so, a residual's turns and the staging's stages): what the
+    tuner builds from a user's design, keeping its tasks and groups."""
     d = with_stages(with_tile_shape(design, tiles.bm, tiles.bn, tiles.bk), tiles.stages)
+    if getattr(tiles, "turns", 1) > 1 or getattr(tiles, "acc_stages", 1) > 1:
+        d = with_residual_turns(d, tiles.turns, tiles.acc_stages)
     p = d.problem_dict
     keep = {k: v for k, v in p.items() if k not in ("SPLIT_K", "CLUSTER_M", "CLUSTER_N", "STREAM_K")}
     problem = {**keep, **gemm_problem(int(p["M"]), int(p["N"]), int(p["K"]), tiles.bm, tiles.bn, tiles.bk,
@@ -244,5 +281,5 @@ def with_grouping(design: Design, grouping: str) -> Design:
 
 
 __all__ = ["DESIGNED", "GEMM", "GROUPINGS", "STREAM", "UNGROUPED", "check_positive", "consumer_tasks", "kind_of",
-           "main_pipelines",
-           "with_consumer_warps", "with_gemm_tiles", "with_grouping", "with_stages", "with_tile", "with_tile_bytes", "with_tile_shape"]
+           "main_pipelines", "with_consumer_warps", "with_gemm_tiles", "with_grouping", "with_residual_turns",
+           "with_stages", "with_tile", "with_tile_bytes", "with_tile_shape"]

@@ -155,10 +155,12 @@ def tune_stream(design: Design, n: int, *, rounds: int = SEARCH_ROUNDS, search: 
 
 def tune_gemm_design(design: Design, seed: int | None = None, *, executor: Any = None) -> Tuned:
     """The tuner's choice for a GEMM design's own problem on this GPU: ``gemm_shapes.gemm_tiles``
-    ranks the tile choices, each is the design's own tasks and groups at that choice
+    ranks the tile choices (with a residual, also their twins taking it in column slices:
+    ``gemm_shapes.residual_turns``), each is the design's own tasks and groups at that choice
     (``reshape.with_gemm_tiles``), measured once and cached per device and design name (on the
     null runtime, ranked for the model's machine and measured not at all)."""
-    from ..analysis.buildable.gemm_shapes import gemm_tiles
+    from ..analysis.accumulators import accumulators, residuals
+    from ..analysis.buildable.gemm_shapes import gemm_tiles, residual_turns
     from ..analysis.machine import Machine
     from ..codegen.gemm import emit_gemm
     from .reshape import with_gemm_tiles
@@ -172,6 +174,9 @@ def tune_gemm_design(design: Design, seed: int | None = None, *, executor: Any =
     else:
         sms = Machine().sms
     tiles = gemm_tiles(m, n, k, data.dtype, sms)
+    acc = next((a for a in accumulators(design)), None)
+    if acc is not None and residuals(design, acc):  # a residual beside the accumulator: also in column slices
+        tiles = (*tiles, *residual_turns(tiles))
     tuned, _ = tune_gemm(design.name, lambda t: with_gemm_tiles(design, t), tiles, data, backend=backend)
     return tuned
 

@@ -100,3 +100,18 @@ def test_a_notebook_benchmark_cell_without_a_gpu_compiles_and_says_so(monkeypatc
     assert lines[0] == "no GPU here: merge_copy is compiled, not timed"
     assert [ln.split(":")[0].strip() for ln in lines[1:3]] == ["sm_90a", "sm_100a"]
     assert all("B cubin" in ln or "not compiled (" in ln for ln in lines[1:3]) and len(lines) == 4
+
+
+def test_the_tuner_offers_a_residual_design_its_slices(monkeypatch):
+    """With a residual beside the accumulator the tuner's list also holds the twins that stage it
+    in column slices (``gemm_shapes.residual_turns``); a design without one does not get them."""
+    seen = {}
+
+    def fake(family, build, tiles, data, **kw):
+        seen[family] = [t.label for t in tiles]
+        return tuning.Tuned(build(tiles[0]), tiles[0].label, "fake"), []
+    monkeypatch.setattr(tuning, "tune_gemm", fake)
+    tuning.tune_gemm_design(examples.merge_gemm_resadd(8192, 8192, 8192, bn=256, bk=32, compact=True), executor="null")
+    tuning.tune_gemm_design(examples.merge_gemm(8192, 8192, 8192), executor="null")
+    assert any("R in 4 turns x 2" in x for x in seen["merge_gemm_resadd"])
+    assert not any("turns" in x for x in seen["merge_gemm"])

@@ -68,7 +68,8 @@ def test_split_k_runs_again_after_a_launch_and_keeps_its_counters_clean():
 STREAM_K_SHAPES = [(512, 512, 4096), (4096, 4096, 1024), (1000, 776, 2056), (4096, 4096, 256)]
 
 
-@pytest.mark.parametrize("name", ["stream_k", "stream_k_bn128", "resadd_stream_k", "fork_stream_k", "turns2_stream_k"])
+@pytest.mark.parametrize("name", ["stream_k", "stream_k_bn128", "resadd_stream_k", "fork_stream_k", "turns2_stream_k",
+                                  "resadd_turns4_stream_k"])
 def test_stream_k_shares_partial_waves_and_keeps_its_counters_clean(name):
     """Every stream-K unit's partials reach the block that finishes its tile, at shapes that share
     tiles several ways; back-to-back launches leave the counters at zero (the finisher resets)."""

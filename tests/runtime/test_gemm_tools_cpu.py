@@ -1,4 +1,5 @@
-"""The GPU-only GEMM tools (``benchmarks/gemm_ab.py``, ``benchmarks/gemm_profile.py``) refuse a
+"""The GPU-only GEMM tools (``benchmarks/gemm_ab.py``, ``gemm_profile.py``, ``staging_turns.py``,
+``residual_turns.py``) refuse a
 machine without a GPU, and bad arguments, in one line each -- never a traceback from inside CuPy."""
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ def _run(*argv: str) -> subprocess.CompletedProcess:
     (("gemm_ab.py", "--base", "HEAD"), "--emit-only emits and compiles without one"),
     (("staging_turns.py", "--shapes", "2048x2048x2048"), "sees no NVIDIA GPU"),
     (("staging_turns.py", "--shapes", "2048x2048"), "expected MxNxK"),
+    (("residual_turns.py", "--ks", "1024"), "sees no NVIDIA GPU"),
+    (("residual_turns.py", "--ks", "1000", "1030"), "K = 1030: expected a positive multiple of 8"),
 ])
 def test_a_gemm_tool_says_in_one_line_why_it_cannot_run(argv, says):
     run = _run(str(BENCH / argv[0]), *argv[1:])

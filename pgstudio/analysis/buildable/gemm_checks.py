@@ -21,6 +21,7 @@ from ..expr import compute_exprs
 from ..accumulators import operands
 from ..barrier_layout import barrier_layout
 from ..resolve import resolve
+from ..smem_layout import turn_slices
 from . import fixes
 from .gemm_limits import (B_MAJORS, CHUNK_ELEMS, K_LOOP, MAX_BOX_ROWS, MN_MAJOR_DTYPES, OPERAND_DTYPES, OUTPUT_DTYPES,
                           SPACES, TILE_LOOP, UNIT_BYTES)
@@ -181,6 +182,7 @@ class Checks(SizeChecks):
         sources: dict[str, str] = {}
         ok = True
         exprs, _ = compute_exprs(d)
+        turns, slices = turn_slices(d)
         for r in d.resources:
             if r.memory is not Memory.SMEM or r.pipeline_config is None:
                 continue
@@ -222,15 +224,21 @@ class Checks(SizeChecks):
                 space = gmem_space[src]
             elif tuple(r.tile) == (bm, bn):
                 space = "MN"
+            elif r.name in slices:  # a residual in column slices, one per turn of the accumulator's staging
+                space = "MN"  # (before the A-like shape: a quarter of 128 x 256 is 128 x 64, like a BK = 64 tile)
             elif tuple(r.tile) == (bm, bk):
                 space = "MK"
             else:
                 self.out.append(error("codegen.tile_shape", f"tile {r.name!r} has shape {tuple(r.tile)}; expected "
-                                      f"({bm}, {bn}) (a residual, M x N) or ({bm}, {bk}) (A-like, M x K)", (r.name,),
+                                      f"({bm}, {bn}) (a residual, M x N) or ({bm}, {bk}) (A-like, M x K), or a "
+                                      f"residual's column slice ({bm}, {bn // 2}) or ({bm}, {bn // 4}) (the tile then "
+                                      "taken in turns)", (r.name,),
                                       "stage residual tiles as (BM, BN) or A-like tiles as (BM, BK)"))
                 continue
             gmem_space.setdefault(src, space)
             rows, cols = (dims[x] for x in SPACES[space])
+            if r.name in slices:
+                cols //= turns
             if r.dtype != dtype:
                 self.out.append(error("codegen.tile_dtype", f"tile {r.name!r} is {r.dtype!r}, expected {dtype!r} like the "
                                       "operands", (r.name,), f"give it dtype {dtype!r}",

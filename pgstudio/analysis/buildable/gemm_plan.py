@@ -26,7 +26,7 @@ from ..accumulators import copied_out
 from ..barrier_layout import BarrierLayout
 from ..cluster import cluster_of
 from ..resolve import resolve
-from ..smem_layout import Staging, smem_layout
+from ..smem_layout import Staging, smem_layout, turn_slices, turn_tasks
 from .gemm_checks import Checks, option_error
 from .gemm_limits import (B_MAJORS, BOOKKEEPING_REGS, KSTEP_BYTES, MAX_TMA_STORE_TASKS, SPACES, TASK_BAR_BASE,
                           launch_registers, panel_bytes, warpgroup_grid, wgmma_in_flight)
@@ -122,6 +122,7 @@ class GemmPlan:
     registers: RegisterLayout | None = None  # the setmaxnreg layout the design asks for (registers.py)
     umma_releases: tuple[tuple[str, int], ...] = ()  # barrier set -> the MMA's umma releases on it per phase
     stream_k: bool = False  # STREAM_K: the last partial wave's tiles shared among the blocks by k tiles
+    turn_tasks: tuple[str, ...] = ()  # tasks running a tile's body once per staging turn (``smem_layout.turn_tasks``)
 
     @property
     def unit_k_range(self) -> bool:
@@ -249,6 +250,14 @@ def plan_gemm(design: Design, arch: str = "sm_90a", b_major: str | None = None,
     sl = smem_layout(d, arch=arch, staging_dtype=acc_stage_dtype, barriers=layout)
     if acc_stage_dtype is not None and not sl.fits:  # the option changed the layout the rules checked
         c.out.append(sl.problem(d))
+    turns, slices = turn_slices(d)
+    if slices and sl.staging[0].turns != turns:
+        names = ", ".join(sorted(slices))
+        c.out.append(error("codegen.tile_shape", f"tile(s) {names} hold 1/{turns} of the accumulator tile's {bn} "
+                           f"columns, so each tile would go through its staging in {turns} turns; the kernel takes "
+                           f"turns only on sm_90a (the accumulator in registers; this is {arch}), without split-K, in "
+                           f"{dtype} staging, with every task that reads the accumulator reading only it and its slices",
+                           tuple(sorted(slices)), f"stage {names} as whole ({bm}, {bn}) tiles"))
     if c.out:
         return Planned(None, tuple(c.out))
     tiles = {}
@@ -292,7 +301,8 @@ def plan_gemm(design: Design, arch: str = "sm_90a", b_major: str | None = None,
         gmem_spaces=gmem_spaces, outputs=tuple(outputs), pointer_inputs=tuple(pointer_inputs), problem=d.problem_dict,
         tma_stores=tma_stores, tma_store_tasks=store_tasks, cluster=cluster, multicast=multicast,
         peer_sets=tuple(bs.name for bs in layout.sets if bs.peers > 1), registers=register_layout(d),
-        umma_releases=_umma_releases(d, mma, layout), stream_k=stream_k))
+        umma_releases=_umma_releases(d, mma, layout), stream_k=stream_k,
+        turn_tasks=turn_tasks(d) if sl.staging[0].turns > 1 else ()))
 
 
 def _umma_releases(d: Design, mma: Task, layout: BarrierLayout) -> tuple[tuple[str, int], ...]:

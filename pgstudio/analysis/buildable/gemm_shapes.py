@@ -63,43 +63,57 @@ class GemmTiles:
     cost: float = 0.0  # modelled time, arbitrary units (lower is better)
     cluster: tuple[int, int] = (1, 1)  # (CLUSTER_M, CLUSTER_N): pairs of blocks sharing A (1, 2) or B (2, 1)
     stream_k: bool = False  # STREAM_K: the last partial wave's tiles shared among all blocks by k tiles
+    # a design with a residual (merge_gemm_resadd): R staged in this many column slices, the tile
+    # taken in as many turns through ``acc_stages`` staging stages (``smem_layout.turn_slices``)
+    turns: int = 1
+    acc_stages: int = 1
 
     @property
     def label(self) -> str:
         text = f"{self.bm}x{self.bn}x{self.bk} s{self.stages}"
         text += f" split-K {self.split_k}" if self.split_k > 1 else ""
         text += " stream-K" if self.stream_k else ""
-        return text + (f" cluster {self.cluster[0]}x{self.cluster[1]}" if self.cluster != (1, 1) else "")
+        text += f" cluster {self.cluster[0]}x{self.cluster[1]}" if self.cluster != (1, 1) else ""
+        return text + (f" R in {self.turns} turns x {self.acc_stages}" if self.turns > 1 or self.acc_stages > 1 else "")
 
     @property
     def key(self) -> str:
         key = f"{self.bm}x{self.bn}x{self.bk}/s{self.stages}/k{self.split_k}"
         key += f"/c{self.cluster[0]}x{self.cluster[1]}" if self.cluster != (1, 1) else ""
+        key += f"/t{self.turns}a{self.acc_stages}" if self.turns > 1 or self.acc_stages > 1 else ""
         return key + ("/sk" if self.stream_k else "")
 
     @classmethod
     def from_key(cls, key: str) -> "GemmTiles":
-        """The choice a ``key`` names ("128x256x64/s3/k4", "128x256x64/s3/k1/sk" with stream-K).
+        """The choice a ``key`` names ("128x256x64/s3/k4", "128x256x64/s3/k1/sk" with stream-K,
+        "128x256x64/s4/k1/t4a1" with a residual in four slices through one staging stage).
 
         >>> GemmTiles.from_key("128x256x64/s3/k4").label, GemmTiles.from_key("128x256x64/s3/k1/sk").label
         ('128x256x64 s3 split-K 4', '128x256x64 s3 stream-K')
+        >>> GemmTiles.from_key("128x256x64/s3/k1/t4a2").label
+        '128x256x64 s3 R in 4 turns x 2'
         """
         try:
             tile, stages, split, *rest = key.split("/")
             bm, bn, bk = (int(x) for x in tile.lower().split("x"))
             stream_k = rest[-1:] == ["sk"]
-            cl = rest[:-1] if stream_k else rest
-            if len(cl) > 1:
+            rest = rest[:-1] if stream_k else rest
+            turns = acc_stages = 1
+            if rest and rest[-1].startswith("t"):
+                turns, acc_stages = (int(x) for x in rest.pop()[1:].split("a"))
+            if len(rest) > 1:
                 raise ValueError(key)
-            cm, cn = (int(x) for x in cl[0].lstrip("c").split("x")) if cl else (1, 1)
-            return cls(bm, bn, bk, int(stages.lstrip("s")), int(split.lstrip("k")), cluster=(cm, cn), stream_k=stream_k)
+            cm, cn = (int(x) for x in rest[0].lstrip("c").split("x")) if rest else (1, 1)
+            return cls(bm, bn, bk, int(stages.lstrip("s")), int(split.lstrip("k")), cluster=(cm, cn), stream_k=stream_k,
+                       turns=turns, acc_stages=acc_stages)
         except ValueError:
-            raise ValueError(f"tile key {key!r}: expected BMxBNxBK/sSTAGES/kSPLIT[/cCMxCN][/sk], e.g. 128x256x64/s3/k1, "
-                             "128x64x64/s8/k1/c1x2 or 128x256x64/s3/k1/sk") from None
+            raise ValueError(f"tile key {key!r}: expected BMxBNxBK/sSTAGES/kSPLIT[/cCMxCN][/tTURNSaSTAGES][/sk], e.g. "
+                             "128x256x64/s3/k1, 128x64x64/s8/k1/c1x2, 128x256x64/s4/k1/t4a1 or 128x256x64/s3/k1/sk") from None
 
     def as_dict(self) -> dict:
         out = {"bm": self.bm, "bn": self.bn, "bk": self.bk, "num_stages": self.stages, "split_k": self.split_k}
         out |= {"cluster": self.cluster} if self.cluster != (1, 1) else {}
+        out |= {"turns": self.turns, "acc_stages": self.acc_stages} if self.turns > 1 or self.acc_stages > 1 else {}
         return out | ({"stream_k": True} if self.stream_k else {})
 
 
@@ -242,4 +256,24 @@ def tile_space(m: int, n: int, k: int, dtype: str, sms: int = SMS_H100) -> tuple
     return tuple(found)
 
 
-__all__ = ["GemmTiles", "MIN_K_TILES_PER_SPLIT", "SHAPES_16BIT", "SHAPES_TF32", "gemm_tiles", "tile_space"]
+def residual_turns(tiles) -> tuple[GemmTiles, ...]:
+    """For a design whose epilogue reads a residual beside the accumulator
+    (``accumulators.residuals``): the twins of ``tiles``' unsplit 128 x 256 x 64 choices that
+    stage the residual in four column slices through two staging stages
+    (``smem_layout.turn_slices``), which leaves room for three operand stages where a whole
+    residual tile leaves two.
+
+    >>> [t.label for t in residual_turns(gemm_tiles(8192, 8192, 8192, "float16"))][:1]
+    ['128x256x64 s3 R in 4 turns x 2']
+    """
+    out: list[GemmTiles] = []
+    for t in tiles:
+        if (t.bm, t.bn, t.bk, t.split_k, t.cluster) == (128, 256, 64, 1, (1, 1)):
+            twin = dataclasses.replace(t, stages=3, turns=4, acc_stages=2)
+            if twin not in out:
+                out.append(twin)
+    return tuple(out)
+
+
+__all__ = ["GemmTiles", "MIN_K_TILES_PER_SPLIT", "SHAPES_16BIT", "SHAPES_TF32", "gemm_tiles", "residual_turns",
+           "tile_space"]

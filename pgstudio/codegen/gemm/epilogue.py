@@ -75,6 +75,10 @@ class StoreSteps:
         row0, col0 = self.coords(space, repr(out.name))
         rdim, cdim = SPACES[space]
         rows, cols = {"MN": (p.bm, p.bn), "MK": (p.bm, p.bk)}[space]
+        turned = space == "MN" and self.t.name in p.turn_tasks and out.name not in p.tma_stores
+        if turned:  # the tile in turns (``Staging.turns``): this turn's columns, from the staging and the slices
+            cols = p.staging.turn_cols
+            col0 = f"({col0} + turn * {cols})"
         sliced = "tile" in self.loops and sliced_by_columns(space)
         chunks = rows * cols // CHUNK_ELEMS  # a multiple of the task's threads (codegen.chunk_split)
         span = None

@@ -167,10 +167,11 @@ class Task(MainloopSteps, Sm90Steps, Sm100Steps, StoreSteps):
             self.loops.pop()
 
     def turns(self, body) -> None:
-        """A tile's body; a task draining an accumulator whose tiles take several turns through
-        its staging (``Staging.turns``: the task reads nothing else) runs it once per turn."""
+        """A tile's body; where the tiles take several turns through the accumulator's staging
+        (``Staging.turns``), a task draining it or loading a slice of its residual
+        (``GemmPlan.turn_tasks``) runs it once per turn."""
         turns = self.p.staging.turns if self.p.staging else 1
-        if turns > 1 and self.t.name in self.p.tma_store_tasks:
+        if turns > 1 and self.t.name in self.p.turn_tasks:
             with self.c.block(f"for (int turn = 0; turn < {turns}; ++turn)"):
                 self.walk(body)
         else:
