@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from ..model.design import Design
 from ..model.diagnostic import Diagnostic, error
 from ..model.resource import Memory, alias_roots
-from ..model.targets import ARCHES, DATA_ALIGN, DTYPE_BYTES, SMEM_CAPACITY, smem_capacity
+from ..model.targets import ARCHES, DATA_ALIGN, DTYPE_BYTES, SMEM_CAPACITY, STAGING_TURNS, smem_capacity
 from .accumulators import accumulators, copied_out, operand_dtype, residuals, staged_accumulators
 from .barrier_layout import BARRIER_BYTES, BarrierLayout, barrier_layout, design_sets, internal_bytes
 
@@ -178,8 +178,6 @@ class SmemLayout:
         return self.report()
 
 
-#: Turns a tile may take through an accumulator stage's buffer, fewest first (``Staging.turns``).
-STAGING_TURNS = (1, 2, 4)
 
 
 def turn_slices(design: Design) -> tuple[int, frozenset[str]]:

@@ -27,6 +27,11 @@ SMEM_CAPACITY: int = min(SMEM_CAPACITY_BY_ARCH.values())
 #: Data buffers in shared memory start on this boundary (128-byte-swizzled TMA tiles need it).
 DATA_ALIGN: int = 1024
 
+#: Turns a GEMM tile may take through an accumulator stage's buffer, fewest first: a stage holds
+#: the tile's columns, half or a quarter of them (``analysis.smem_layout.Staging.turns``), and a
+#: residual staged beside it comes in as many column slices (``examples.merge_gemm_resadd(turns=)``).
+STAGING_TURNS: tuple[int, ...] = (1, 2, 4)
+
 #: Element types and their sizes in bytes.
 DTYPE_BYTES: dict[str, int] = {"float32": 4, "float16": 2, "bfloat16": 2}
 
@@ -45,4 +50,4 @@ def dtype_bytes(dtype: str, default: int = 4) -> int:
 
 
 __all__ = ["ARCHES", "DATA_ALIGN", "DEFAULT_TARGETS", "DTYPES", "DTYPE_BYTES", "SMEM_CAPACITY", "SMEM_CAPACITY_BY_ARCH",
-           "dtype_bytes", "smem_capacity"]
+           "STAGING_TURNS", "dtype_bytes", "smem_capacity"]

@@ -205,3 +205,11 @@ def test_the_kernel_time_model_ranks_the_residuals_layouts_as_measured(k):
     assert turned["T4x2 s3"] < turned["T2x1 s3"] < turned["T4x1 s4"]  # as measured at both K
     best = min(zip(predicted, names))[1]
     assert best == min(MEASURED[k], key=MEASURED[k].get)  # the model picks what the GPU picked
+
+
+@pytest.mark.parametrize("turns", [0, 3, 2.5, True])
+def test_a_residual_cut_into_other_than_1_2_or_4_slices_is_refused_by_name(turns):
+    from pgstudio.examples import merge_gemm_resadd
+    with pytest.raises(DesignError, match=r"turns=.*1, 2 or 4 column slices") as e:
+        merge_gemm_resadd(turns=turns)
+    assert e.value.code == "examples.turns"

@@ -21,8 +21,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from ...model.targets import SMEM_CAPACITY, dtype_bytes
-from ..smem_layout import STAGING_TURNS
+from ...model.targets import SMEM_CAPACITY, STAGING_TURNS, dtype_bytes
 from .gemm_limits import MAX_SPLIT_K, stream_k_units, warpgroup_grid
 
 #: (BM, BN, BK, stages) the canonical 12-warp GEMM designs build for 16-bit operands, with the
