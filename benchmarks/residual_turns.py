@@ -10,8 +10,9 @@ four slices through two stages, four through one, two through one, and four thro
 two draining warps (``drain_warps=2``: one warp loads A and B).  Per K every kernel is verified
 on the same fresh random data with poisoned outputs (and every peer too), then all are timed
 interleaved (``runtime.timing``); x = the best peer's time (``torch.matmul`` + ``torch.add``,
-``torch.addmm``, the cuBLAS compositions: ``runtime.peers.residual_peers``) / the kernel's.
-See docs/gemm.md.
+``torch.addmm``, the cuBLAS compositions: ``runtime.peers.residual_peers``) / the kernel's.  The
+compositions' add is timed alone beside a device copy of the same bytes, to show it runs at memory
+speed.  See docs/gemm.md.
 """
 
 from __future__ import annotations
@@ -39,8 +40,10 @@ def design(k: int, layout: str, dtype: str):
     return merge_gemm_resadd(M, N, k, bm=128, dtype=dtype, **LAYOUTS[layout])
 
 
-def run_k(k: int, dtype: str, rounds: int) -> tuple[dict[str, float], str, float]:
-    """({layout: median ms}, the best peer, its median ms) at K = ``k``."""
+def run_k(k: int, dtype: str, rounds: int) -> tuple[dict[str, float], str, float, float, float]:
+    """({layout: median ms}, the best peer, its median ms, the GB/s of the compositions' add alone
+    and of a device copy of the same bytes) at K = ``k``: the add runs near the copy's speed, so the
+    compositions are not slowed by a slow elementwise step."""
     import cupy as cp
 
     from pgstudio.codegen.gemm import emit_gemm
@@ -58,11 +61,16 @@ def run_k(k: int, dtype: str, rounds: int) -> tuple[dict[str, float], str, float
         peers = P.residual_peers(a, b, r, out, scratch, M, N, k, dtype)
         for p in peers:
             P.verify_peer(p, {"gmem_d": out}, data.reference(), dtype, TOLERANCE[dtype])
-        times = time_interleaved(runs + [(p.label, p.call) for p in peers], rounds,
+        add_bytes = 3 * 2 * M * N  # the add reads two 16-bit M x N tensors and writes one
+        src, dst = cp.empty(add_bytes // 4, dtype=cp.uint16), cp.empty(add_bytes // 4, dtype=cp.uint16)
+        checks = [("add alone", P.elementwise16("add", dtype, scratch, out, r)),
+                  ("device copy", lambda: cp.copyto(dst, src))]
+        times = time_interleaved(runs + [(p.label, p.call) for p in peers] + checks, rounds,
                                  batch=batch_for(estimate_ms(runs[0][1])))
     med = {name: statistics.median(ts) for name, ts in times.items()}
     best, best_ms = P.fastest(times, [p.label for p in peers])
-    return {v: med[v] for v in LAYOUTS}, best, best_ms
+    gbps = {name: add_bytes / (med[name] * 1e-3) / 1e9 for name, _ in checks}
+    return {v: med[v] for v in LAYOUTS}, best, best_ms, gbps["add alone"], gbps["device copy"]
 
 
 def main(argv=None) -> int:
@@ -81,11 +89,12 @@ def main(argv=None) -> int:
     if refuse_without_gpu("residual_turns.py"):
         return 2
     print(f"merge_gemm_resadd {M} x {N} x K, {args.dtype}: median ms (x best peer)")
-    print(f"{'K':>6}  " + "".join(f"{v:>20}" for v in LAYOUTS) + "  best peer")
+    print(f"{'K':>6}  " + "".join(f"{v:>20}" for v in LAYOUTS) + "  best peer; its add alone vs a device copy")
     for k in args.ks:
-        ms, best, best_ms = run_k(k, args.dtype, args.rounds)
+        ms, best, best_ms, add_gbps, copy_gbps = run_k(k, args.dtype, args.rounds)
         cells = "".join(f"{f'{ms[v]:.4f} ({best_ms / ms[v]:.3f})':>20}" for v in LAYOUTS)
-        print(f"{k:>6}  {cells}  {best} {best_ms:.4f}", flush=True)
+        print(f"{k:>6}  {cells}  {best} {best_ms:.4f}; add {add_gbps:,.0f} GB/s vs copy {copy_gbps:,.0f} GB/s",
+              flush=True)
     print("every kernel and peer verified on fresh poisoned data first, then all timed interleaved")
     return 0
 

@@ -249,20 +249,19 @@ def merge_gemm_resadd(m: int = 4096, n: int = 4096, k: int = 4096, num_stages: i
     gmem_d = GmemTensor("gmem_d", compute=Compute("store", "tmem_c + smem_r"), dtype=dtype)
     ab = PipelineGroup(name="ab", members=[smem_a, smem_b], mode=PipelineGroupMode.Merge)
     cr = PipelineGroup(name="cr", members=[tmem_c, smem_r], mode=PipelineGroupMode.Merge)
-    mma = Task("mma", 4, 8, [smem_a, smem_b], [tmem_c], merge_mma_schedule(cr.tmem_c, ab))
-    if drain_warps == 2:
-        tasks = [mma, Task("epilogue", 2, 2, [tmem_c, smem_r], [gmem_d], resadd_epilogue_schedule(gmem_d, cr)),
-                 Task("load_ab", 0, 1, [gmem_a, gmem_b], [smem_a, smem_b], merge_load_schedule(gmem_a, gmem_b, ab)),
-                 Task("load_r", 1, 1, [gmem_r], [smem_r], load_schedule(gmem_r, cr.smem_r))]
+    if drain_warps == 2:  # one warp loads A and B, the next R, warps 2..3 drain
+        loads = [Task("load_ab", 0, 1, [gmem_a, gmem_b], [smem_a, smem_b], merge_load_schedule(gmem_a, gmem_b, ab))]
     else:
-        tasks = [
-            mma,
-            Task("epilogue", 3 if compact else 12, 1 if compact else 4, [tmem_c, smem_r], [gmem_d],
-                 resadd_epilogue_schedule(gmem_d, cr)),
-            Task("load_a", 0, 1, [gmem_a], [smem_a], gemm_load_schedule(gmem_a, ab.smem_a)),
-            Task("load_b", 1, 1, [gmem_b], [smem_b], gemm_load_schedule(gmem_b, ab.smem_b)),
-            Task("load_r", 2, 1, [gmem_r], [smem_r], load_schedule(gmem_r, cr.smem_r)),
-        ]
+        loads = [Task("load_a", 0, 1, [gmem_a], [smem_a], gemm_load_schedule(gmem_a, ab.smem_a)),
+                 Task("load_b", 1, 1, [gmem_b], [smem_b], gemm_load_schedule(gmem_b, ab.smem_b))]
+    r_warp = len(loads)
+    tasks = [
+        Task("mma", 4, 8, [smem_a, smem_b], [tmem_c], merge_mma_schedule(cr.tmem_c, ab)),
+        Task("epilogue", r_warp + 1 if compact else 12, drain_warps if compact else 4, [tmem_c, smem_r], [gmem_d],
+             resadd_epilogue_schedule(gmem_d, cr)),
+        *loads,
+        Task("load_r", r_warp, 1, [gmem_r], [smem_r], load_schedule(gmem_r, cr.smem_r)),
+    ]
     return Design("merge_gemm_resadd", [gmem_a, gmem_b, gmem_r, smem_a, smem_b, tmem_c, smem_r, gmem_d],
                   {smem_a: [gmem_a], smem_b: [gmem_b], smem_r: [gmem_r], tmem_c: [smem_a, smem_b],
                    gmem_d: [tmem_c, smem_r]}, [ab, cr], tasks,

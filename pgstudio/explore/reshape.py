@@ -35,7 +35,7 @@ from ..model.group import PipelineGroup, PipelineGroupMode
 from ..model.kinds import Agent
 from ..model.problem import gemm_problem
 from ..model.resource import Memory
-from ..model.targets import dtype_bytes
+from ..model.targets import STAGING_TURNS, dtype_bytes
 from ..model.task import Task
 from ..model.ungroup import ungrouped
 
@@ -183,16 +183,15 @@ def with_residual_turns(design: Design, turns: int, acc_stages: int) -> Design:
     accumulator) come in ``turns`` column slices, through ``acc_stages`` stages of theirs and of
     the accumulator (``smem_layout.turn_slices``); ``turns`` 1 stages them whole.  A design
     without a residual only takes ``acc_stages``."""
-    check_positive("turns", turns)
     check_positive("acc_stages", acc_stages)
     acc = _accumulator(design)
     if acc is None:
         raise PgStudioError(f"design {design.name!r} has no one accumulator whose staging could take turns")
     p = design.problem_dict
     bm, bn = int(p["BM"]), int(p["BN"])
-    if bn % turns or (bn // turns) % 8:
-        raise PgStudioError(f"turns={turns}: BN = {bn} of design {design.name!r} does not cut into {turns} column "
-                            "slices of whole 8-column chunks; use turns 2 or 4 with BN 128 or 256")
+    if isinstance(turns, bool) or turns not in STAGING_TURNS or bn % turns:
+        raise PgStudioError(f"turns={turns!r}: the residual of design {design.name!r} (BN = {bn}) comes in "
+                            f"{', '.join(map(str, STAGING_TURNS))} column slices of BN; use turns 2 or 4 with BN 128 or 256")
     sliced = set(residuals(design, design.resource(acc)))
     resources = []
     for r in design.resources:
@@ -212,7 +211,7 @@ def with_gemm_tiles(design: Design, tiles: Any) -> Design:
     parts, cluster and, where it says so, a residual's turns and the staging's stages): what the
     tuner builds from a user's design, keeping its tasks and groups."""
     d = with_stages(with_tile_shape(design, tiles.bm, tiles.bn, tiles.bk), tiles.stages)
-    if getattr(tiles, "turns", 1) > 1 or getattr(tiles, "acc_stages", 1) > 1:
+    if tiles.turns > 1 or tiles.acc_stages > 1:
         d = with_residual_turns(d, tiles.turns, tiles.acc_stages)
     p = d.problem_dict
     keep = {k: v for k, v in p.items() if k not in ("SPLIT_K", "CLUSTER_M", "CLUSTER_N", "STREAM_K")}

@@ -123,6 +123,7 @@ class GemmPlan:
     umma_releases: tuple[tuple[str, int], ...] = ()  # barrier set -> the MMA's umma releases on it per phase
     stream_k: bool = False  # STREAM_K: the last partial wave's tiles shared among the blocks by k tiles
     turn_tasks: tuple[str, ...] = ()  # tasks running a tile's body once per staging turn (``smem_layout.turn_tasks``)
+    turn_slices: tuple[str, ...] = ()  # staged tiles holding one turn's columns (``smem_layout.turn_slices``)
 
     @property
     def unit_k_range(self) -> bool:
@@ -302,7 +303,7 @@ def plan_gemm(design: Design, arch: str = "sm_90a", b_major: str | None = None,
         tma_stores=tma_stores, tma_store_tasks=store_tasks, cluster=cluster, multicast=multicast,
         peer_sets=tuple(bs.name for bs in layout.sets if bs.peers > 1), registers=register_layout(d),
         umma_releases=_umma_releases(d, mma, layout), stream_k=stream_k,
-        turn_tasks=turn_tasks(d) if sl.staging[0].turns > 1 else ()))
+        turn_tasks=turn_tasks(d) if sl.staging[0].turns > 1 else (), turn_slices=tuple(sorted(slices))))
 
 
 def _umma_releases(d: Design, mma: Task, layout: BarrierLayout) -> tuple[tuple[str, int], ...]:

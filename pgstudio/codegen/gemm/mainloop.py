@@ -32,7 +32,7 @@ class MainloopSteps:
         c, p, s = self.c, self.p, rs.step
         tile = p.tiles[s.target]
         row0, col0 = self.coords(tile.space, repr(s.target))
-        if tile.space == "MN" and tile.cols < p.bn:  # a residual's column slice: the one of this turn
+        if s.target in p.turn_slices:  # a residual's column slice: the one of this turn
             col0 = f"({col0} + turn * {tile.cols})"
         dst = f"(base + {tile.offset}u + (u32)s_{self.v(rs.cursor)} * {tile.stage_bytes}u)"
         copies = [a for a in rs.actions if a.verb is Verb.COMPLETE_TX]
