@@ -6,9 +6,10 @@ each residual layout beside the PyTorch composition, K by K.
 
 The layouts: a whole residual tile (128 x 128 x 64, a warpgroup drains; 128 x 256 x 32, one warp
 drains), and R in column slices beside 128 x 256 x 64 stages (``merge_gemm_resadd(turns=...)``):
-four slices through two stages, four through one, two through one, and four through two with
-two draining warps (``drain_warps=2``: one warp loads A and B).  Per K every kernel is verified
-on the same fresh random data with poisoned outputs (and every peer too), then all are timed
+four slices through two stages, four through one, two through one (each drained by two warps,
+the default with slices: one warp loads A and B), and four through two drained by one warp
+(``drain_warps=1``).  Per K every kernel is verified on the same fresh random data with poisoned
+outputs (and every peer too), then all are timed
 interleaved (``runtime.timing``); x = the best peer's time (``torch.matmul`` + ``torch.add``,
 ``torch.addmm``, the cuBLAS compositions: ``runtime.peers.residual_peers``) / the kernel's.  The
 compositions' add is timed alone beside a device copy of the same bytes, to show it runs at memory
@@ -30,8 +31,8 @@ LAYOUTS = {
     "s3 R 4 turns x 2": {"num_stages": 3, "bn": 256, "bk": 64, "compact": True, "turns": 4, "acc_stages": 2},
     "s4 R 4 turns x 1": {"num_stages": 4, "bn": 256, "bk": 64, "compact": True, "turns": 4},
     "s3 R 2 turns x 1": {"num_stages": 3, "bn": 256, "bk": 64, "compact": True, "turns": 2},
-    "s3 R 4x2, 2 drain": {"num_stages": 3, "bn": 256, "bk": 64, "compact": True, "turns": 4, "acc_stages": 2,
-                          "drain_warps": 2},
+    "s3 R 4x2, 1 drain": {"num_stages": 3, "bn": 256, "bk": 64, "compact": True, "turns": 4, "acc_stages": 2,
+                          "drain_warps": 1},
 }
 
 

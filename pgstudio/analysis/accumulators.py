@@ -77,5 +77,28 @@ def copied_out(design: Design, acc: Resource, dtype: str) -> bool:
         and (r.compute.expr or acc.name).strip() == acc.name for r in outs)
 
 
+def stored_in_place(design: Design, acc: Resource, dtype: str) -> str | None:
+    """The global tensor a kernel may compute in ``acc``'s staging buffer and store from there
+    with the TMA engine, or None.
+
+    That is the one global tensor computed from ``acc`` (not ``acc`` itself: ``copied_out``), in
+    ``dtype`` (the staging's type), by the one task that reads ``acc``, from ``acc`` and staged
+    shared-memory tiles only (a residual such as ``merge_gemm_resadd``'s R).  The task then owns
+    the staging buffer until it releases it: each thread overwrites its chunks of the accumulator
+    with the output's, and the engine stores the buffer, as it stores an accumulator that is
+    copied out as it is (``copied_out``).  The
+    storing threads then neither compute global addresses nor guard the problem's edge (the
+    engine clips it), which is most of a drain's instructions.  The GEMM plan takes it where the
+    tile goes through its staging in turns (``buildable.gemm_plan``: measured)."""
+    outs = [r for r in design.resources if r.memory is Memory.GMEM and acc.name in design.deps(r.name)]
+    readers = [t for t in design.tasks if acc.name in t.src_resources]
+    if len(outs) != 1 or len(readers) != 1 or copied_out(design, acc, dtype):
+        return None
+    out = outs[0]
+    staged = all(x == acc.name or (design.has_resource(x) and design.resource(x).memory is Memory.SMEM
+                                   and design.resource(x).pipeline_config is not None) for x in design.deps(out.name))
+    return out.name if out.compute.op == "store" and out.dtype == dtype and staged else None
+
+
 __all__ = ["accumulator_shape", "accumulators", "copied_out", "operand_dtype", "operands", "residuals",
-           "staged_accumulators"]
+           "staged_accumulators", "stored_in_place"]

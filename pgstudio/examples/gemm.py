@@ -211,7 +211,7 @@ def fused_merge_gemm(m: int = 4096, n: int = 4096, k: int = 4096, num_stages: in
 def merge_gemm_resadd(m: int = 4096, n: int = 4096, k: int = 4096, num_stages: int = 4, bm: int = 128,
                       bn: int = 128, bk: int = 64, dtype: str = "float16", *, b_major: str | None = None,
                       split_k: int = 1, compact: bool = False, stream_k: bool = False, turns: int = 1,
-                      acc_stages: int = 1, drain_warps: int = 1) -> Design:
+                      acc_stages: int = 1, drain_warps: int | None = None) -> Design:
     """D = A @ B + R: Merge A/B before the MMA, Merge accumulator/residual before the epilogue.
 
     Loaders in warpgroup 0, the MMA as two warpgroups (warps 4..11, 64 fp32 accumulators per
@@ -226,16 +226,19 @@ def merge_gemm_resadd(m: int = 4096, n: int = 4096, k: int = 4096, num_stages: i
     mainloop keeps its operand stages (four stages beside quarter slices, three beside two stages
     of them) instead of giving them up for a whole residual tile.
 
-    ``drain_warps`` (compact only): the epilogue's warps.  1 (the default) keeps a loader warp per
-    tile and the epilogue in warp 3; 2 loads A and B with one warp (``merge_load_schedule``), the
-    residual with the next, and drains with warps 2..3, for designs whose turns wait on a one-warp
-    epilogue (a quarter slice is 1024 chunks of 8 elements)."""
+    ``drain_warps`` (compact only): the epilogue's warps.  1 keeps a loader warp per tile and the
+    epilogue in warp 3; 2 loads A and B with one warp (``merge_load_schedule``), the residual with
+    the next, and drains with warps 2..3.  The default is 2 with slices, where each turn waits for
+    the drain (on an H100, 8192 x 8192 x 1024 with R in 4 turns x 2: 4 % less time than one warp
+    draining in place, 11 % less than one warp storing by threads; 1 % at K = 8192), else 1."""
     gmem_a, gmem_b, gmem_r = (GmemTensor(n_, dtype=dtype) for n_ in ("gmem_a", "gmem_b", "gmem_r"))
     smem_a, smem_b = _operands(num_stages, bm, bn, bk, dtype)
     if isinstance(turns, bool) or turns not in STAGING_TURNS or bn % turns:
         raise DesignError(f"merge_gemm_resadd(turns={turns!r}, bn={bn}): the residual comes in 1, 2 or 4 column "
                           "slices of BN", code="examples.turns",
                           hint="pass turns=1 (a whole residual tile), 2 or 4 with BN 128 or 256")
+    if drain_warps is None:
+        drain_warps = 2 if compact and turns > 1 else 1
     if drain_warps not in (1, 2) or (drain_warps == 2 and not compact):
         raise DesignError(f"merge_gemm_resadd(drain_warps={drain_warps!r}, compact={compact}): the compact layout's "
                           "epilogue has 1 or 2 warps; the other layout's is a warpgroup",

@@ -85,8 +85,8 @@ LIFTED = {
     # the residual in column slices (smem_layout.turn_slices): loaded a slice per turn beside the staging
     "resadd_turns4": lambda **kw: merge_gemm_resadd(compact=True, bn=256, num_stages=4, turns=4, **kw),
     "resadd_turns4_acc2": lambda **kw: merge_gemm_resadd(compact=True, bn=256, num_stages=3, turns=4, acc_stages=2, **kw),
-    "resadd_turns4_acc2_drain2": lambda **kw: merge_gemm_resadd(compact=True, bn=256, num_stages=3, turns=4, acc_stages=2,
-                                                                drain_warps=2, **kw),
+    "resadd_turns4_acc2_drain1": lambda **kw: merge_gemm_resadd(compact=True, bn=256, num_stages=3, turns=4, acc_stages=2,
+                                                                drain_warps=1, **kw),
     "resadd_turns2": lambda **kw: merge_gemm_resadd(compact=True, bn=256, num_stages=3, turns=2, **kw),
     "resadd_turns2_bn128": lambda **kw: merge_gemm_resadd(num_stages=4, turns=2, **kw),
     "resadd_turns2_bm64": lambda **kw: merge_gemm_resadd(compact=True, bm=64, bn=256, num_stages=4, turns=2, **kw),

@@ -279,13 +279,19 @@ def test_sm90a_sass_has_hgmma_and_sm100a_sass_has_utcmma(tmp_path):
 def test_a_plain_output_is_stored_by_the_tma_engine():
     """D = the accumulator in its own type: staged in TMA layout (swizzled panels) and stored by
     the TMA engine, one box per panel, the staging buffer released once the engine has read it.
-    An output computed from the accumulator (D = acc + R) is still written by the threads."""
+    An output computed from the accumulator and staged tiles (D = acc + R) is computed over the
+    staging buffer in place and stored the same way where the tile takes turns through its staging
+    (``GemmPlan.in_place``); through one whole-tile stage the threads still write it."""
     code = emit_gemm(merge_gemm()).code
     assert code.count("tma_store_2d(&tm_gmem_d,") == 4  # BN 256 = 4 panels of 64 columns
     assert re.search(r"bulk_commit\(\);\n\s*bulk_wait_read\(\);.*\n\s*}\n\s*named_bar_sync\(2, 64\);", code)
     assert "fence_proxy_async();  // the staging writes -> the TMA engine" in code
-    resadd = emit_gemm(merge_gemm_resadd()).code
-    assert "tma_store_2d(&" not in resadd and "*(uint4*)(g_gmem_d" in resadd
+    whole = emit_gemm(merge_gemm_resadd()).code
+    assert "tma_store_2d(&" not in whole and "*(uint4*)(g_gmem_d" in whole
+    resadd = emit_gemm(merge_gemm_resadd(compact=True, bn=256, num_stages=3, turns=4, acc_stages=2)).code
+    assert "tma_store_2d(&tm_gmem_d," in resadd and "*(uint4*)(g_gmem_d" not in resadd
+    assert "gmem_d computed over the staging buffer, in place" in resadd
+    assert resadd.index("fence_proxy_async();  // the threads' writes") < resadd.index("tma_store_2d(&tm_gmem_d,")
 
 
 def test_cluster_pairs_share_a_tile_by_multicast_and_release_it_in_both_blocks():

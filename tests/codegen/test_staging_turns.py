@@ -13,7 +13,7 @@ from pgstudio.analysis.simulate import Simulator
 from pgstudio.analysis.workload import workload
 from pgstudio.codegen.gemm import emit_gemm
 from pgstudio.errors import DesignError
-from pgstudio.examples import fork_gemm_act, merge_gemm
+from pgstudio.examples import fork_gemm_act, merge_gemm, merge_gemm_resadd
 from pgstudio.model.targets import SMEM_CAPACITY
 
 
@@ -102,9 +102,12 @@ def test_a_residual_in_slices_is_loaded_and_drained_once_per_turn(turns, kw):
     assert loads == [(str(width), str(q * 64)) for q in range(width // 64)]
     assert re.findall(r"pg_mbar_arrive_expect_tx\(\(bar0 \+ 8u \* \(\d+ \+ s_smem_r\)\), (\d+)u\)", code) == [
         str(128 * width * 2)]
-    # the epilogue adds and stores only this turn's columns: 128 x width / 8 chunks over its 32 threads
-    assert f"gc0 = (n0 + turn * {width}) + 8 * j0" in code
-    assert f"for (int it = 0; it < {128 * width // 8 // 32}; it += 4)" in code
+    # the epilogue adds only this turn's columns (128 x width / 8 chunks over its threads) over
+    # the staging buffer, and the TMA engine stores them at the turn's columns
+    threads = next(t.num_threads for t in d.tasks if t.name == "epilogue")  # two warps: the default with slices
+    assert threads == 64 and f"for (int it = 0; it < {128 * width // 8 // threads}; it += 4)" in code
+    stores = re.findall(r"tma_store_2d\(&tm_gmem_d, stg \+ \d+u, n0 \+ turn \* (\d+) \+ (\d+), m0\)", code)
+    assert stores == [(str(width), str(q * 64)) for q in range(width // 64)]
     assert code.count("// umma commit: results in place") == turns
 
 
@@ -166,7 +169,12 @@ def test_two_drain_warps_take_the_warp_of_a_loader_that_loads_a_and_b():
     drain = code[code.index("task 'epilogue'"):code.index("done_epilogue: ;")]
     # a quarter turn is 128 x 64 / 8 = 1024 chunks: 16 per thread of two warps
     assert "for (int it = 0; it < 16; it += 4)" in drain
-    assert [t.name for t in _resadd(4).tasks] == ["mma", "epilogue", "load_a", "load_b", "load_r"]
+    assert [t.name for t in _resadd(4).tasks] == ["mma", "epilogue", "load_ab", "load_r"]  # the default with slices
+    one = _resadd(4, drain_warps=1)
+    assert [(t.name, t.warp_idx, t.num_warps) for t in one.tasks] == [
+        ("mma", 4, 8), ("epilogue", 3, 1), ("load_a", 0, 1), ("load_b", 1, 1), ("load_r", 2, 1)]
+    assert [t.name for t in merge_gemm_resadd(compact=True, bn=256).tasks] == [  # a whole residual: one warp
+        "mma", "epilogue", "load_a", "load_b", "load_r"]
 
 
 def test_two_drain_warps_need_the_compact_layout():
@@ -177,7 +185,8 @@ def test_two_drain_warps_need_the_compact_layout():
 
 
 #: merge_gemm_resadd at M = N = 8192, fp16, on an H200 (benchmarks/fusion.py, 2026-12-07; every
-#: kernel verified first): K -> {layout: median ms}.  The residual in slices, through two staging
+#: kernel verified first; one draining warp, its threads storing D, before the drain in place):
+#: K -> {layout: median ms}.  The residual in slices, through two staging
 #: stages, won at K = 8192 (0.998x torch.addmm); at K = 1024 the one-warp epilogue's turns cost
 #: more than the wider tile saves.
 MEASURED = {1024: {"128x128x64 s4": 0.2490, "128x256x32 s4": 0.2895, "T4x1 s4": 0.3118, "T4x2 s3": 0.2739,
@@ -185,9 +194,9 @@ MEASURED = {1024: {"128x128x64 s4": 0.2490, "128x256x32 s4": 0.2895, "T4x1 s4": 
             8192: {"128x128x64 s4": 1.6928, "128x256x32 s4": 1.7009, "T4x1 s4": 1.6506, "T4x2 s3": 1.5724,
                    "T2x1 s3": 1.5816}}
 LAYOUTS = {"128x128x64 s4": dict(num_stages=4, bn=128, bk=64), "128x256x32 s4": dict(num_stages=4, bn=256, bk=32, compact=True),
-           "T4x1 s4": dict(num_stages=4, bn=256, bk=64, compact=True, turns=4),
-           "T4x2 s3": dict(num_stages=3, bn=256, bk=64, compact=True, turns=4, acc_stages=2),
-           "T2x1 s3": dict(num_stages=3, bn=256, bk=64, compact=True, turns=2)}
+           "T4x1 s4": dict(num_stages=4, bn=256, bk=64, compact=True, turns=4, drain_warps=1),
+           "T4x2 s3": dict(num_stages=3, bn=256, bk=64, compact=True, turns=4, acc_stages=2, drain_warps=1),
+           "T2x1 s3": dict(num_stages=3, bn=256, bk=64, compact=True, turns=2, drain_warps=1)}
 
 
 @pytest.mark.parametrize("k", sorted(MEASURED))

@@ -60,6 +60,8 @@ def c_type(dtype: str) -> str:
 #: Chunks a thread reads before it computes and stores them: their shared-memory loads overlap
 #: (one chunk at a time leaves the storing warps waiting on each load's latency).
 BATCH = 4
+#: A chunk loop of at most this many chunks per thread is unrolled (``compute_in_place``).
+UNROLL_CHUNKS = 32
 
 
 class StoreSteps:
@@ -92,6 +94,8 @@ class StoreSteps:
         if self.split > 1 and p.acc in ins:
             return self.split_store(out, ins, expr, loop)
         if out.name in p.tma_stores:
+            if out.name in p.in_place:
+                self.compute_in_place(out, ins, expr, rows, p.staging.turn_cols)
             return self.tma_store(out)
         raw = ins == [p.acc] and expr.text.strip() == p.acc and p.staging.dtype == p.out_dtypes[out.name]
         with c.block(""):
@@ -108,15 +112,52 @@ class StoreSteps:
                 loop.emit(lambda u: [self.read(name, u) for name in ins],
                           lambda u: self.write(out, expr.to_c({n: f"x_{n}{u}[e]" for n in ins}), cdim, u))
 
+    def compute_in_place(self, out, ins, expr, rows: int, cols: int) -> None:
+        """The output computed over the staging buffer (``GemmPlan.in_place``): each thread reads
+        its chunks of every input and writes the output's over the accumulator's, in the
+        staging's type and swizzle, for the TMA store that follows.  No global address and no
+        edge guard (the engine clips the problem's edges), and the chunk loop is unrolled when
+        it is short, so a thread's addresses are its base plus constants: a drain costs its
+        shared-memory traffic, not its index arithmetic."""
+        c, p = self.c, self.p
+        chunks = rows * cols // CHUNK_ELEMS
+        iters, cpr = chunks // self.nt, cols // CHUNK_ELEMS
+        batch = max(b for b in (1, 2, 4) if b <= BATCH and iters % b == 0)
+        dt = p.staging.dtype
+        c(f"// {out.name} computed over the staging buffer, in place, then stored from it by the TMA engine")
+        rows_per = self.nt // cpr if self.nt % cpr == 0 else 0  # rows one pass of the threads covers
+        if rows_per:  # a thread keeps its chunk column and steps down the rows
+            c(f"const int r_tt = tt / {cpr}, j_tt = tt % {cpr};")
+        c("#pragma unroll" if iters <= UNROLL_CHUNKS else "#pragma unroll 1")
+        with c.block(f"for (int it = 0; it < {iters}; it += {batch})"):
+            for u in range(batch):
+                if rows_per:
+                    c(f"const int r{u} = (it + {u}) * {rows_per} + r_tt, j{u} = j_tt;")
+                else:
+                    c(f"const int idx{u} = (it + {u}) * {self.nt} + tt, r{u} = idx{u} / {cpr}, j{u} = idx{u} % {cpr};")
+                for name in ins:
+                    self.read(name, u)
+            for u in range(batch):
+                body = expr.to_c({n: f"x_{n}{u}[e]" for n in ins})
+                c(f"float o{u}[8];", "#pragma unroll", f"for (int e = 0; e < 8; ++e) o{u}[e] = {body};")
+                c(f"st_shared_v4({self.acc_unit(u)}, make_uint4(pack_{dt}x2(o{u}[0], o{u}[1]), "
+                  f"pack_{dt}x2(o{u}[2], o{u}[3]), pack_{dt}x2(o{u}[4], o{u}[5]), pack_{dt}x2(o{u}[6], o{u}[7])));")
+        c("fence_proxy_async();  // the threads' writes -> the TMA engine that stores them")
+        if self.nt > 32:
+            c(f"named_bar_sync({p.store_barrier(self.t.name)}, {self.nt});  // every chunk written before the store")
+        else:
+            c("__syncwarp();  // every chunk written before the store")
+
     def tma_store(self, out) -> None:
-        """The output is the staged accumulator itself, staged in its type and TMA layout: one
-        thread has the TMA engine store each panel (the engine clips the problem's edges), waits
-        until the engine has read the staging buffer, and the task's threads meet before they
-        release it."""
+        """The output is in the staging buffer, in its type and TMA layout (the staged accumulator
+        itself, or computed there: ``compute_in_place``): one thread has the TMA engine store each
+        panel (the engine clips the problem's edges), waits until the engine has read the staging
+        buffer, and the task's threads meet before they release it."""
         c, p = self.c, self.p
         st = p.staging
         tm = next(m.param for m in p.tensor_maps if m.tensor == out.name)
-        c("// the output is the staged accumulator itself: the TMA engine stores its panels")
+        if out.name not in p.in_place:
+            c("// the output is the staged accumulator itself: the TMA engine stores its panels")
         with c.block("if (tt == 0)"):
             c(f"const u32 stg = base + {st.offset}u + (u32){self.stage_cursor(p.acc)} * {st.stage_bytes}u;")
             turn = f"turn * {st.turn_cols} + " if st.turns > 1 else ""  # this turn's columns of the tile
