@@ -13,6 +13,7 @@ from typing import Any
 
 from ..model.design import Design
 from ..model.resource import Memory, Resource
+from ..model.task import Task
 from ..model.targets import DTYPE_BYTES
 
 
@@ -51,11 +52,15 @@ def operands(design: Design, acc: Resource) -> tuple[str, str] | None:
     return (deps[0], deps[1]) if len(deps) == 2 and staged == deps else None
 
 
+def drain_tasks(design: Design, acc: Resource) -> tuple[Task, ...]:
+    """The tasks that drain ``acc``: every task reading it (its epilogue)."""
+    return tuple(t for t in design.tasks if acc.name in t.src_resources)
+
+
 def residuals(design: Design, acc: Resource) -> tuple[str, ...]:
     """The staged shared-memory tiles that the tasks draining ``acc`` read beside it (other than
     its operands): a residual such as ``merge_gemm_resadd``'s R, in design order."""
-    drains = [t for t in design.tasks if acc.name in t.src_resources]
-    read = {x for t in drains for x in t.src_resources} - {acc.name} - set(design.deps(acc.name))
+    read = {x for t in drain_tasks(design, acc) for x in t.src_resources} - {acc.name} - set(design.deps(acc.name))
     return tuple(r.name for r in design.resources
                  if r.name in read and r.memory is Memory.SMEM and r.pipeline_config is not None)
 
@@ -86,13 +91,12 @@ def stored_in_place(design: Design, acc: Resource, dtype: str) -> str | None:
     shared-memory tiles only (a residual such as ``merge_gemm_resadd``'s R).  The task then owns
     the staging buffer until it releases it: each thread overwrites its chunks of the accumulator
     with the output's, and the engine stores the buffer, as it stores an accumulator that is
-    copied out as it is (``copied_out``).  The
-    storing threads then neither compute global addresses nor guard the problem's edge (the
-    engine clips it), which is most of a drain's instructions.  The GEMM plan takes it where the
+    copied out as it is (``copied_out``).  The storing threads then neither compute global
+    addresses nor guard the problem's edge (the engine clips it), which is most of a drain's
+    instructions.  The GEMM plan takes it where the
     tile goes through its staging in turns (``buildable.gemm_plan``: measured)."""
     outs = [r for r in design.resources if r.memory is Memory.GMEM and acc.name in design.deps(r.name)]
-    readers = [t for t in design.tasks if acc.name in t.src_resources]
-    if len(outs) != 1 or len(readers) != 1 or copied_out(design, acc, dtype):
+    if len(outs) != 1 or len(drain_tasks(design, acc)) != 1 or copied_out(design, acc, dtype):
         return None
     out = outs[0]
     staged = all(x == acc.name or (design.has_resource(x) and design.resource(x).memory is Memory.SMEM
@@ -100,5 +104,5 @@ def stored_in_place(design: Design, acc: Resource, dtype: str) -> str | None:
     return out.name if out.compute.op == "store" and out.dtype == dtype and staged else None
 
 
-__all__ = ["accumulator_shape", "accumulators", "copied_out", "operand_dtype", "operands", "residuals",
+__all__ = ["accumulator_shape", "accumulators", "copied_out", "drain_tasks", "operand_dtype", "operands", "residuals",
            "staged_accumulators", "stored_in_place"]

@@ -178,8 +178,6 @@ class SmemLayout:
         return self.report()
 
 
-
-
 def turn_slices(design: Design) -> tuple[int, frozenset[str]]:
     """(T, names): the shared-memory tiles that the tasks draining the accumulator read beside it,
     when every one holds ``1 / T`` of the accumulator tile's columns (all its rows; T one of

@@ -20,7 +20,7 @@ from typing import Any, Mapping
 from ..model.design import Design
 from ..model.resource import Memory
 from ..model.targets import DTYPE_BYTES
-from .accumulators import accumulators
+from .accumulators import accumulators, drain_tasks
 from .buildable.steps import is_mma_design
 from .layout import smem_layout
 from .program import unroll
@@ -195,8 +195,7 @@ def workload(design: Design, *, num_elements: int | None = None, blocks_per_sm: 
                     tile_load_bytes=tile_loads, tile_store_bytes=sum(w.store_bytes for w in first.values()),
                     staging_bytes=staging, staging_turns=layout.staging[0].turns if layout.staging else 1,
                     staging_stages=layout.staging[0].stages if layout.staging else 1,
-                    drain_threads=sum(t.num_threads for t in design.tasks
-                                      if any(a.name in t.src_resources for a in accumulators(design))))
+                    drain_threads=sum(t.num_threads for a in accumulators(design) for t in drain_tasks(design, a)))
 
 
 __all__ = ["GEMM", "STREAM", "Work", "Workload", "workload"]

@@ -16,7 +16,7 @@ from ..model.kinds import Agent, AsyncProducerOp
 from ..model.problem import gemm_problem
 from ..model.protocol import PipelineGroupMode
 from ..model.resource import Compute, GmemTensor, MemoryResource, TmemAccumulator
-from ..model.targets import DTYPE_BYTES, STAGING_TURNS
+from ..model.targets import DTYPE_BYTES, residual_turns_ok
 from ..model.task import Task
 
 from .streaming import WARPGROUP, load_schedule
@@ -233,7 +233,7 @@ def merge_gemm_resadd(m: int = 4096, n: int = 4096, k: int = 4096, num_stages: i
     draining in place, 11 % less than one warp storing by threads; 1 % at K = 8192), else 1."""
     gmem_a, gmem_b, gmem_r = (GmemTensor(n_, dtype=dtype) for n_ in ("gmem_a", "gmem_b", "gmem_r"))
     smem_a, smem_b = _operands(num_stages, bm, bn, bk, dtype)
-    if isinstance(turns, bool) or turns not in STAGING_TURNS or bn % turns:
+    if not residual_turns_ok(turns, bn):
         raise DesignError(f"merge_gemm_resadd(turns={turns!r}, bn={bn}): the residual comes in 1, 2 or 4 column "
                           "slices of BN", code="examples.turns",
                           hint="pass turns=1 (a whole residual tile), 2 or 4 with BN 128 or 256")

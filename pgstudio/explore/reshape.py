@@ -35,7 +35,7 @@ from ..model.group import PipelineGroup, PipelineGroupMode
 from ..model.kinds import Agent
 from ..model.problem import gemm_problem
 from ..model.resource import Memory
-from ..model.targets import STAGING_TURNS, dtype_bytes
+from ..model.targets import STAGING_TURNS, dtype_bytes, residual_turns_ok
 from ..model.task import Task
 from ..model.ungroup import ungrouped
 
@@ -189,7 +189,7 @@ def with_residual_turns(design: Design, turns: int, acc_stages: int) -> Design:
         raise PgStudioError(f"design {design.name!r} has no one accumulator whose staging could take turns")
     p = design.problem_dict
     bm, bn = int(p["BM"]), int(p["BN"])
-    if isinstance(turns, bool) or turns not in STAGING_TURNS or bn % turns:
+    if not residual_turns_ok(turns, bn):
         raise PgStudioError(f"turns={turns!r}: the residual of design {design.name!r} (BN = {bn}) comes in "
                             f"{', '.join(map(str, STAGING_TURNS))} column slices of BN; use turns 2 or 4 with BN 128 or 256")
     sliced = set(residuals(design, design.resource(acc)))

@@ -174,7 +174,7 @@ def tune_gemm_design(design: Design, seed: int | None = None, *, executor: Any =
     else:
         sms = Machine().sms
     tiles = gemm_tiles(m, n, k, data.dtype, sms)
-    acc = next((a for a in accumulators(design)), None)
+    acc = next(iter(accumulators(design)), None)
     if acc is not None and residuals(design, acc):  # a residual beside the accumulator: also in column slices
         tiles = (*tiles, *residual_turns(tiles))
     tuned, _ = tune_gemm(design.name, lambda t: with_gemm_tiles(design, t), tiles, data, backend=backend)

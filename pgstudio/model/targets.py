@@ -32,6 +32,12 @@ DATA_ALIGN: int = 1024
 #: residual staged beside it comes in as many column slices (``examples.merge_gemm_resadd(turns=)``).
 STAGING_TURNS: tuple[int, ...] = (1, 2, 4)
 
+
+def residual_turns_ok(turns: object, bn: int) -> bool:
+    """True when a residual of a BN-column tile can come in ``turns`` column slices (one of
+    ``STAGING_TURNS``, dividing BN)."""
+    return not isinstance(turns, bool) and turns in STAGING_TURNS and bn % turns == 0
+
 #: Element types and their sizes in bytes.
 DTYPE_BYTES: dict[str, int] = {"float32": 4, "float16": 2, "bfloat16": 2}
 
@@ -50,4 +56,4 @@ def dtype_bytes(dtype: str, default: int = 4) -> int:
 
 
 __all__ = ["ARCHES", "DATA_ALIGN", "DEFAULT_TARGETS", "DTYPES", "DTYPE_BYTES", "SMEM_CAPACITY", "SMEM_CAPACITY_BY_ARCH",
-           "STAGING_TURNS", "dtype_bytes", "smem_capacity"]
+           "STAGING_TURNS", "dtype_bytes", "residual_turns_ok", "smem_capacity"]

@@ -283,13 +283,12 @@ def plan_gemm(design: Design, arch: str = "sm_90a", b_major: str | None = None,
             pointer_inputs.append(t.source)
     st = sl.staging[0]
     # the TMA engine stores an output from the staging buffer: the accumulator as it is, or the one
-    # output computed there in place from it and tiles of the same (MN) chunks -- where the tile
-    # takes turns through its staging (measured on an H100: a drain in place gained 1-8 % there;
-    # through one whole-tile stage, the wait for the engine to read the stage before its release
-    # is not hidden behind another turn, and thread stores measured as fast or faster)
+    # output computed there in place -- where the tile takes turns through its staging, whose drains
+    # read only the accumulator and its column slices (``staging_turns``; measured on an H100: a
+    # drain in place gained 1-8 % there; through one whole-tile stage the wait for the engine to
+    # read the stage before its release is not hidden behind another turn, and thread stores
+    # measured as fast or faster)
     in_place = stored_in_place(d, acc, st.dtype) if st.turns > 1 else None
-    if in_place and any(shapes[x][0] != "MN" for x in d.deps(in_place) if x in shapes):
-        in_place = None
     by_tma = {o for o in outputs if splits == 1 and st.swizzled and out_spaces[o] == "MN" and d.resource(o).dtype == st.dtype
               and (copied_out(d, acc, d.resource(o).dtype) or o == in_place)}
     # each task that stores through TMA meets on a named barrier of its own (ids 2..15): the tasks

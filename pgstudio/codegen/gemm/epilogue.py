@@ -64,6 +64,11 @@ BATCH = 4
 UNROLL_CHUNKS = 32
 
 
+def batch_of(iters: int, limit: int = BATCH) -> int:
+    """Chunks a thread reads together: the most of 1, 2, 4 (at most ``limit``) dividing ``iters``."""
+    return max(b for b in (1, 2, 4) if b <= limit and iters % b == 0)
+
+
 class StoreSteps:
     """The store step of a GEMM task (mixed into ``codegen.gemm._Task``, whose cursors, loops
     and plan it reads)."""
@@ -122,7 +127,7 @@ class StoreSteps:
         c, p = self.c, self.p
         chunks = rows * cols // CHUNK_ELEMS
         iters, cpr = chunks // self.nt, cols // CHUNK_ELEMS
-        batch = max(b for b in (1, 2, 4) if b <= BATCH and iters % b == 0)
+        batch = batch_of(iters)
         dt = p.staging.dtype
         c(f"// {out.name} computed over the staging buffer, in place, then stored from it by the TMA engine")
         rows_per = self.nt // cpr if self.nt % cpr == 0 else 0  # rows one pass of the threads covers
@@ -280,7 +285,7 @@ class _Chunks:
 
     def emit(self, reads: Callable[[int], Any], writes: Callable[[int], Any], batch: int = BATCH) -> None:
         c, nt = self.t.c, self.t.nt
-        batch = max(b for b in (1, 2, 4) if b <= batch and self.iters % b == 0)
+        batch = batch_of(self.iters, batch)
         c("#pragma unroll 1")
         if self.span is None:
             head = f"for (int it = 0; it < {self.iters}; it += {batch})"
