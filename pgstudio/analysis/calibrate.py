@@ -24,9 +24,10 @@ little (on a GPU every block's first copies queue at once).
 
 ``fit(runs)`` adjusts the cost model's constants (``FITTED``: bandwidth share, copy latency,
 issue cost, barrier cost, thread rate) so that the simulated statistics of every run match the
-measured ones: a deterministic coordinate search over log-scaled values minimising the weighted
-squared log ratios (the period weighs most).  Everything here is the standard library; the
-simulator runs a few iterations per try, so a fit takes seconds.
+measured ones: a deterministic coordinate search over log-scaled values (``log_search``, each
+kept within ``SPAN`` of its start) minimising the weighted squared log ratios (the period weighs
+most).  Everything here is the standard library; the simulator runs a few iterations per try, so
+a fit takes seconds.
 
 Measured runs are taken with one block per SM, because that is what the cost model assumes
 (every SM runs one such block and gets 1/132 of the GPU's bandwidth).
@@ -53,6 +54,7 @@ from typing import Iterable, Mapping, Sequence
 from ..model.design import Design
 from .cost import H200, CostModel
 from .kernel_fit import KernelFit, Recording, calibrate, fit_machine, read_recording
+from .log_search import STEPS, log_search
 from .simulate import simulate
 from .timeline import BLOCKED, SYNC, WORK, Timeline, is_copy_lane
 
@@ -63,6 +65,8 @@ WEIGHTS = {"period": 4.0, "fill": 0.25, "load": 1.0, "mma": 1.0, "copy": 0.5, "s
 SYNC_WEIGHT = 0.25
 #: Iterations simulated per design when comparing and fitting.
 SIM_ITERATIONS = 24
+#: How far ``fit`` may move a constant from its start, either way (a factor).
+SPAN = 50.0
 
 #: What an H200 SXM (132 SMs, SM clock ~1.97 GHz, global timer step 32 ns) measured: the
 #: ``timeline_stats`` (ns) of block 0 of each canonical streaming design at its defaults (fp32,
@@ -241,22 +245,8 @@ def fit_stats(observations: Iterable[tuple[Design, Mapping[str, float]]], start:
             total += sum(mismatch(sim, stats) for stats in observed)
         return total
 
-    best, best_val = start, objective(start)
-    first = best_val
-    for scale in (2.0, 1.41, 1.19, 1.09, 1.04, 1.02)[:max(1, rounds + 2)]:
-        improved = True
-        while improved:
-            improved = False
-            for p in params:
-                for f in (scale, 1 / scale):
-                    value = getattr(best, p) * f
-                    if not 1 / 50 <= value / getattr(start, p) <= 50:
-                        continue
-                    cand = best.replace(**{p: value})
-                    v = objective(cand)
-                    if v < best_val - 1e-12:
-                        best, best_val, improved = cand, v, True
-                        break
+    best, first, best_val = log_search(start, params, objective, STEPS[:max(1, rounds + 2)],
+                                       lambda _, value, at_start: 1 / SPAN <= value / at_start <= SPAN)
     return Fit(best, start, first, best_val, evals)
 
 

@@ -8,7 +8,7 @@ time of one variant (``workload.Workload.as_dict``) -- and optionally ``ratios``
 than another is known.  ``benchmarks/predict.py --record PATH`` writes one from a sweep.
 
 ``fit_machine`` adjusts ``machine.FITTABLE`` by a deterministic coordinate search over
-log-scaled values (each kept within ``SPAN`` of its start, efficiencies at most 1), minimising
+log-scaled values (``log_search``; each kept within ``SPAN`` of its start, efficiencies at most 1), minimising
 the squared log error of every run plus ``RATIO_WEIGHT`` x that of every ratio, plus
 ``PRIOR_WEIGHT`` x the squared log distance of every constant from its start: a constant the
 runs cannot tell apart from another (launch time and bandwidth, when every stream has the same
@@ -28,6 +28,7 @@ from statistics import median
 from typing import Any, Sequence
 
 from .fitted import calibration_file, save_machine
+from .log_search import STEPS, log_search
 from .machine import FITTABLE, H200_DATASHEET, Machine
 from .predict import predict_workload
 from .workload import Workload
@@ -41,7 +42,6 @@ AT_MOST_ONE = ("hbm_efficiency", "tensor_efficiency")
 RATIO_WEIGHT = 2.0
 #: Weight of each constant's squared log distance from its start (a weak prior).
 PRIOR_WEIGHT = 0.01
-STEPS = (2.0, 1.41, 1.19, 1.09, 1.04, 1.02, 1.01)
 
 
 @dataclass(frozen=True)
@@ -197,22 +197,7 @@ def fit_machine(runs: Sequence[Run], ratios: Sequence[Ratio] = (), start: Machin
     unknown = [p for p in params if p not in FITTABLE]
     if unknown:
         raise ValueError(f"cannot fit {', '.join(unknown)}; fittable constants: {', '.join(FITTABLE)}")
-    best, best_val = start, objective(start, runs, ratios, start)
-    first = best_val
-    for scale in STEPS:
-        improved = True
-        while improved:
-            improved = False
-            for p in params:
-                for f in (scale, 1 / scale):
-                    value = getattr(best, p) * f
-                    if not _allowed(p, value, getattr(start, p)):
-                        continue
-                    cand = best.replace(**{p: value})
-                    v = objective(cand, runs, ratios, start)
-                    if v < best_val - 1e-12:
-                        best, best_val, improved = cand, v, True
-                        break
+    best, first, best_val = log_search(start, params, lambda m: objective(m, runs, ratios, start), STEPS, _allowed)
     best = best.replace(fitted_on=fitted_on or best.fitted_on)
     err = median(abs(e) for e in errors(best, runs))
     return KernelFit(best, start, first, best_val, len(runs), len(ratios), err)
