@@ -93,8 +93,8 @@ def stored_in_place(design: Design, acc: Resource, dtype: str) -> str | None:
     with the output's, and the engine stores the buffer, as it stores an accumulator that is
     copied out as it is (``copied_out``).  The storing threads then neither compute global
     addresses nor guard the problem's edge (the engine clips it), which is most of a drain's
-    instructions.  The GEMM plan takes it where the
-    tile goes through its staging in turns (``buildable.gemm_plan``: measured)."""
+    instructions.  The GEMM plan takes it where the tile goes through its staging in turns
+    (``buildable.gemm_plan``: measured)."""
     outs = [r for r in design.resources if r.memory is Memory.GMEM and acc.name in design.deps(r.name)]
     if len(outs) != 1 or len(drain_tasks(design, acc)) != 1 or copied_out(design, acc, dtype):
         return None

@@ -38,6 +38,7 @@ def residual_turns_ok(turns: object, bn: int) -> bool:
     ``STAGING_TURNS``, dividing BN)."""
     return not isinstance(turns, bool) and turns in STAGING_TURNS and bn % turns == 0
 
+
 #: Element types and their sizes in bytes.
 DTYPE_BYTES: dict[str, int] = {"float32": 4, "float16": 2, "bfloat16": 2}
 

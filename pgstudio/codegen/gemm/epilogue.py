@@ -64,6 +64,12 @@ BATCH = 4
 UNROLL_CHUNKS = 32
 
 
+def packed(v: str, dtype: str) -> str:
+    """The 16 bytes of 8 floats ``v[0..7]`` packed into a 16-bit ``dtype``: a ``uint4`` expression."""
+    return (f"make_uint4(pack_{dtype}x2({v}[0], {v}[1]), pack_{dtype}x2({v}[2], {v}[3]), "
+            f"pack_{dtype}x2({v}[4], {v}[5]), pack_{dtype}x2({v}[6], {v}[7]))")
+
+
 def batch_of(iters: int, limit: int = BATCH) -> int:
     """Chunks a thread reads together: the most of 1, 2, 4 (at most ``limit``) dividing ``iters``."""
     return max(b for b in (1, 2, 4) if b <= limit and iters % b == 0)
@@ -143,15 +149,17 @@ class StoreSteps:
                 for name in ins:
                     self.read(name, u)
             for u in range(batch):
-                body = expr.to_c({n: f"x_{n}{u}[e]" for n in ins})
-                c(f"float o{u}[8];", "#pragma unroll", f"for (int e = 0; e < 8; ++e) o{u}[e] = {body};")
-                c(f"st_shared_v4({self.acc_unit(u)}, make_uint4(pack_{dt}x2(o{u}[0], o{u}[1]), "
-                  f"pack_{dt}x2(o{u}[2], o{u}[3]), pack_{dt}x2(o{u}[4], o{u}[5]), pack_{dt}x2(o{u}[6], o{u}[7])));")
+                self.compute(u, expr.to_c({n: f"x_{n}{u}[e]" for n in ins}))
+                c(f"st_shared_v4({self.acc_unit(u)}, {packed(f'o{u}', dt)});")
         c("fence_proxy_async();  // the threads' writes -> the TMA engine that stores them")
+        self.meet("every chunk written before the store")
+
+    def meet(self, why: str) -> None:
+        """The storing task's threads meet: on its named barrier, or a warp's ``__syncwarp``."""
         if self.nt > 32:
-            c(f"named_bar_sync({p.store_barrier(self.t.name)}, {self.nt});  // every chunk written before the store")
+            self.c(f"named_bar_sync({self.p.store_barrier(self.t.name)}, {self.nt});  // {why}")
         else:
-            c("__syncwarp();  // every chunk written before the store")
+            self.c(f"__syncwarp();  // {why}")
 
     def tma_store(self, out) -> None:
         """The output is in the staging buffer, in its type and TMA layout (the staged accumulator
@@ -169,10 +177,7 @@ class StoreSteps:
             for q in range(st.turn_cols // st.panel_cols):
                 c(f"tma_store_2d(&{tm}, stg + {q * st.panel_stride}u, n0 + {turn}{q * st.panel_cols}, m0);")
             c("bulk_commit();", "bulk_wait_read();  // the engine has read the staging buffer")
-        if self.nt > 32:
-            c(f"named_bar_sync({p.store_barrier(self.t.name)}, {self.nt});  // ... before any thread of the task releases it")
-        else:
-            c("__syncwarp();  // ... before any thread of the task releases it")
+        self.meet("... before any thread of the task releases it")
 
     def split_store(self, out, ins, expr, loop) -> None:
         """Split-K: own partial to the workspace; the last warp of a tile's units finishes it."""
@@ -259,7 +264,7 @@ class StoreSteps:
         """Compute chunk u's 8 outputs and write them: 16 bytes of a 16-bit type, 32 of float32."""
         c, dt = self.c, self.p.out_dtypes[out.name]
         dst = f"({tensor(out.name)} + (size_t)gr{u} * {cdim} + gc{u})"
-        c(f"float o{u}[8];", "#pragma unroll", f"for (int e = 0; e < 8; ++e) o{u}[e] = {body};")
+        self.compute(u, body)
         o = f"o{u}"
         if dt == "float32":
             c(f"*(uint4*){dst} = make_uint4(__float_as_uint({o}[0]), __float_as_uint({o}[1]), "
@@ -267,8 +272,11 @@ class StoreSteps:
               f"*(uint4*)({dst} + 4) = make_uint4(__float_as_uint({o}[4]), __float_as_uint({o}[5]), "
               f"__float_as_uint({o}[6]), __float_as_uint({o}[7]));")
         else:
-            c(f"*(uint4*){dst} = make_uint4(pack_{dt}x2({o}[0], {o}[1]), pack_{dt}x2({o}[2], {o}[3]), "
-              f"pack_{dt}x2({o}[4], {o}[5]), pack_{dt}x2({o}[6], {o}[7]));")
+            c(f"*(uint4*){dst} = {packed(o, dt)};")
+
+    def compute(self, u: int, body: str) -> None:
+        """``float o<u>[8]``: chunk u's 8 outputs, ``body`` (the output's expression) per element."""
+        self.c(f"float o{u}[8];", "#pragma unroll", f"for (int e = 0; e < 8; ++e) o{u}[e] = {body};")
 
 
 class _Chunks:

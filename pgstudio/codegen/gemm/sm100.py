@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from . import tcgen05
 from .code import MMA_BAR_ID
+from .epilogue import packed
 from .swizzle import unit_addr
 
 #: How the kernel's header comment describes the umma mapping on sm_100a.
@@ -109,8 +110,7 @@ class Sm100Steps:
                 d = st.dtype
                 at = (unit_addr("stg", st.panel, st.panel_stride, "row", "(u32)j * 16u") if st.swizzled
                       else f"stg + (u32)row * {st.pitch}u + (u32)j * 16u")
-                c(f"st_shared_v4({at}, make_uint4(pack_{d}x2(v[0], v[1]), "
-                  f"pack_{d}x2(v[2], v[3]), pack_{d}x2(v[4], v[5]), pack_{d}x2(v[6], v[7])));")
+                c(f"st_shared_v4({at}, {packed('v', d)});")
         if p.tma_stores:
             c("fence_proxy_async();  // the staging writes -> the TMA engine that stores them")
         c("tc_fence_before();", "__threadfence_block();", f"named_bar_sync({MMA_BAR_ID}, 128);",
